@@ -1,0 +1,190 @@
+#include "engine/collectives.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace engine {
+
+namespace {
+
+const float* floats(const Payload& p) { return reinterpret_cast<const float*>(p.bytes.data()); }
+
+void check_size(const Payload& p, std::uint64_t bytes) {
+  if (p.size != bytes) throw std::runtime_error("collective: payload of unexpected size");
+}
+
+// The peer `step` places after `rank` (send order) and before it (receive order):
+// every rank talks to a different peer at each step, spreading load over links.
+int peer_after(int rank, int step, int n) { return (rank + step) % n; }
+int peer_before(int rank, int step, int n) { return (rank - step + n) % n; }
+
+}  // namespace
+
+Payload CollectiveBuffer::pack(std::uint64_t begin, std::uint64_t count) const {
+  if (!is_real()) return Payload::sized(count * element_bytes_);
+  return Payload::of(std::as_bytes(data_.subspan(begin, count)));
+}
+
+void CollectiveBuffer::assign(std::uint64_t begin, const Payload& p) {
+  const std::uint64_t count = p.size / element_bytes_;
+  check_size(p, count * element_bytes_);
+  if (!is_real()) return;
+  std::memcpy(data_.data() + begin, p.bytes.data(), p.size);
+}
+
+void CollectiveBuffer::assign_sum(std::uint64_t begin, std::uint64_t count, std::span<const Payload* const> parts) {
+  for (const Payload* p : parts) check_size(*p, count * element_bytes_);
+  if (!is_real()) return;
+  float* out = data_.data() + begin;
+  std::vector<float> acc(floats(*parts[0]), floats(*parts[0]) + count);
+  for (std::size_t k = 1; k < parts.size(); ++k) {
+    const float* in = floats(*parts[k]);
+    for (std::uint64_t i = 0; i < count; ++i) acc[i] += in[i];
+  }
+  std::memcpy(out, acc.data(), count * sizeof(float));
+}
+
+std::string_view name(AllReduceAlgorithm a) {
+  switch (a) {
+    case AllReduceAlgorithm::kRing: return "ring";
+    case AllReduceAlgorithm::kOneShot: return "one-shot";
+    case AllReduceAlgorithm::kTwoShot: return "two-shot";
+  }
+  return "?";
+}
+
+Block block_of(std::uint64_t elements, int world, int b) {
+  const std::uint64_t base = elements / world, extra = elements % world;
+  const std::uint64_t begin = b * base + std::min<std::uint64_t>(b, extra);
+  return {begin, base + (static_cast<std::uint64_t>(b) < extra ? 1 : 0)};
+}
+
+namespace {
+
+// Sum, in rank order, one block gathered from every rank (own data included).
+void reduce_in_rank_order(const CollectiveContext& c, CollectiveBuffer& buf, Block blk,
+                          std::vector<Payload>& from_rank) {
+  from_rank[c.rt.rank()] = buf.pack(blk.begin, blk.count);
+  std::vector<const Payload*> parts;
+  for (const Payload& p : from_rank) parts.push_back(&p);
+  buf.assign_sum(blk.begin, blk.count, parts);
+}
+
+void ring_all_reduce(const CollectiveContext& c, CollectiveBuffer& buf) {
+  const int n = c.rt.world(), r = c.rt.rank();
+  const int right = (r + 1) % n, left = (r - 1 + n) % n;
+  // Reduce-scatter: after n-1 steps rank r holds the full sum of block (r+1)%n.
+  for (int s = 0; s < n - 1; ++s) {
+    const Block out = block_of(buf.elements(), n, (r - s + n) % n);
+    const Block in = block_of(buf.elements(), n, (r - s - 1 + n) % n);
+    c.rt.send(right, c.tag, buf.pack(out.begin, out.count));
+    const Payload incoming = c.rt.recv(left, c.tag, c.timeout_s);
+    const Payload own = buf.pack(in.begin, in.count);
+    const Payload* parts[] = {&incoming, &own};
+    buf.assign_sum(in.begin, in.count, parts);
+  }
+  // All-gather the reduced blocks around the ring.
+  for (int s = 0; s < n - 1; ++s) {
+    const Block out = block_of(buf.elements(), n, (r + 1 - s + n) % n);
+    const Block in = block_of(buf.elements(), n, (r - s + n) % n);
+    c.rt.send(right, c.tag, buf.pack(out.begin, out.count));
+    buf.assign(in.begin, c.rt.recv(left, c.tag, c.timeout_s));
+  }
+}
+
+void one_shot_all_reduce(const CollectiveContext& c, CollectiveBuffer& buf) {
+  const int n = c.rt.world(), r = c.rt.rank();
+  for (int s = 1; s < n; ++s) c.rt.send(peer_after(r, s, n), c.tag, buf.pack(0, buf.elements()));
+  std::vector<Payload> from_rank(n);
+  for (int s = 1; s < n; ++s) {
+    const int src = peer_before(r, s, n);
+    from_rank[src] = c.rt.recv(src, c.tag, c.timeout_s);
+  }
+  reduce_in_rank_order(c, buf, {0, buf.elements()}, from_rank);
+}
+
+void two_shot_all_reduce(const CollectiveContext& c, CollectiveBuffer& buf) {
+  const int n = c.rt.world(), r = c.rt.rank();
+  // Reduce-scatter: rank j owns block j and receives everyone's copy of it.
+  for (int s = 1; s < n; ++s) {
+    const int dst = peer_after(r, s, n);
+    const Block b = block_of(buf.elements(), n, dst);
+    c.rt.send(dst, c.tag, buf.pack(b.begin, b.count));
+  }
+  std::vector<Payload> from_rank(n);
+  for (int s = 1; s < n; ++s) {
+    const int src = peer_before(r, s, n);
+    from_rank[src] = c.rt.recv(src, c.tag, c.timeout_s);
+  }
+  reduce_in_rank_order(c, buf, block_of(buf.elements(), n, r), from_rank);
+  all_gather(c, buf);
+}
+
+}  // namespace
+
+void all_reduce(const CollectiveContext& c, CollectiveBuffer& buf, AllReduceAlgorithm algo) {
+  if (c.rt.world() == 1) return;
+  switch (algo) {
+    case AllReduceAlgorithm::kRing: return ring_all_reduce(c, buf);
+    case AllReduceAlgorithm::kOneShot: return one_shot_all_reduce(c, buf);
+    case AllReduceAlgorithm::kTwoShot: return two_shot_all_reduce(c, buf);
+  }
+}
+
+void all_gather(const CollectiveContext& c, CollectiveBuffer& buf) {
+  const int n = c.rt.world(), r = c.rt.rank();
+  const Block mine = block_of(buf.elements(), n, r);
+  for (int s = 1; s < n; ++s) c.rt.send(peer_after(r, s, n), c.tag, buf.pack(mine.begin, mine.count));
+  for (int s = 1; s < n; ++s) {
+    const int src = peer_before(r, s, n);
+    buf.assign(block_of(buf.elements(), n, src).begin, c.rt.recv(src, c.tag, c.timeout_s));
+  }
+}
+
+void broadcast(const CollectiveContext& c, CollectiveBuffer& buf, int root) {
+  const int n = c.rt.world(), r = c.rt.rank();
+  if (r == root) {
+    for (int s = 1; s < n; ++s) c.rt.send(peer_after(r, s, n), c.tag, buf.pack(0, buf.elements()));
+  } else {
+    buf.assign(0, c.rt.recv(root, c.tag, c.timeout_s));
+  }
+}
+
+void all_to_all(const CollectiveContext& c, CollectiveBuffer& buf) {
+  const int n = c.rt.world(), r = c.rt.rank();
+  for (int s = 1; s < n; ++s) {
+    const int dst = peer_after(r, s, n);
+    const Block b = block_of(buf.elements(), n, dst);
+    c.rt.send(dst, c.tag, buf.pack(b.begin, b.count));
+  }
+  // Every block of a rank's buffer may be overwritten only after it was sent.
+  for (int s = 1; s < n; ++s) {
+    const int src = peer_before(r, s, n);
+    buf.assign(block_of(buf.elements(), n, src).begin, c.rt.recv(src, c.tag, c.timeout_s));
+  }
+}
+
+double all_reduce_cost(AllReduceAlgorithm a, int n, double bytes, double bandwidth, double latency) {
+  if (n <= 1) return 0;
+  switch (a) {
+    case AllReduceAlgorithm::kRing:
+      return 2.0 * (n - 1) * latency + 2.0 * (n - 1) / n * bytes / bandwidth;
+    case AllReduceAlgorithm::kOneShot:
+      return latency + bytes / bandwidth;
+    case AllReduceAlgorithm::kTwoShot:
+      // Each phase sends 1/n of the data to every peer at once, each over its own cable.
+      return 2.0 * latency + 2.0 * bytes / n / bandwidth;
+  }
+  return 0;
+}
+
+AllReduceAlgorithm choose_all_reduce(int n, double bytes, double bandwidth, double latency, bool full_mesh) {
+  if (!full_mesh) return AllReduceAlgorithm::kRing;
+  AllReduceAlgorithm best = AllReduceAlgorithm::kOneShot;
+  for (auto a : {AllReduceAlgorithm::kTwoShot, AllReduceAlgorithm::kRing})
+    if (all_reduce_cost(a, n, bytes, bandwidth, latency) < all_reduce_cost(best, n, bytes, bandwidth, latency)) best = a;
+  return best;
+}
+
+}  // namespace engine

@@ -1,0 +1,46 @@
+// The engine's only window on the world (time, messages, failures), like
+// LevelDB's Env. SimRuntime implements it on SimGrid, TcpRuntime on sockets.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace engine {
+
+// A message. `size` is what the network carries; `bytes` is optional real
+// content (empty for size-only payloads, as a 235B model moves in sim).
+// REQUIRES: bytes.empty() || bytes.size() == size.
+struct Payload {
+  std::uint64_t size = 0;
+  std::vector<std::byte> bytes;
+
+  static Payload sized(std::uint64_t n) { return Payload{n, {}}; }
+  static Payload of(std::span<const std::byte> data) {
+    return Payload{data.size(), std::vector<std::byte>(data.begin(), data.end())};
+  }
+  bool has_bytes() const { return !bytes.empty() || size == 0; }
+};
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+
+  virtual int rank() const = 0;
+  virtual int world() const = 0;
+  // Seconds since the start of the run (simulated or real).
+  virtual double now() const = 0;
+  virtual void sleep_for(double seconds) = 0;
+
+  // Eager, non-blocking: returns once the payload is handed to the transport.
+  // Messages from one sender to one receiver arrive in order.
+  // Throws PeerFailure when `dst` is known to be unreachable.
+  virtual void send(int dst, int tag, Payload payload) = 0;
+
+  // Next message from `src` with `tag`; messages with other tags are kept for
+  // later calls. Throws Timeout after `timeout_s`, PeerFailure if `src` died.
+  virtual Payload recv(int src, int tag, double timeout_s) = 0;
+};
+
+}  // namespace engine
