@@ -1,0 +1,41 @@
+#include "sim/platform.hpp"
+
+#include <cmath>
+
+namespace sim {
+
+std::optional<Wire> PlatformSpec::wire_between(int a, int b) const {
+  for (const Wire& w : wires)
+    if ((w.a == a && w.b == b) || (w.a == b && w.b == a)) return w;
+  return std::nullopt;
+}
+
+bool PlatformSpec::is_full_mesh() const {
+  const int n = static_cast<int>(hosts.size());
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b)
+      if (!wire_between(a, b)) return false;
+  return true;
+}
+
+PlatformSpec platform_from_scenario(const engine::Scenario& s, const engine::Catalog& catalog) {
+  PlatformSpec p;
+  for (const auto& node : s.nodes) p.hosts.push_back(node.name);
+  for (const auto& c : s.fabric.cables) p.wires.push_back({c.a, c.b, catalog.link(c.link)});
+  return p;
+}
+
+PlatformSpec full_mesh(int nodes, const engine::LinkCard& card) {
+  PlatformSpec p;
+  for (int i = 0; i < nodes; ++i) p.hosts.push_back("node" + std::to_string(i));
+  for (int a = 0; a < nodes; ++a)
+    for (int b = a + 1; b < nodes; ++b) p.wires.push_back({a, b, card});
+  return p;
+}
+
+double wire_bytes(const engine::LinkCard& card, double size) {
+  if (card.frame_bytes <= 0) return size;
+  return std::max(1.0, std::ceil(size / card.frame_bytes)) * card.frame_bytes;
+}
+
+}  // namespace sim

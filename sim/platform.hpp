@@ -1,0 +1,34 @@
+// What the simulated mesh is made of: hosts and the cables between them, each
+// with its link card. Built from a scenario, or directly by tests and benches.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/catalog.hpp"
+#include "engine/scenario.hpp"
+
+namespace sim {
+
+struct Wire {
+  int a = 0, b = 0;
+  engine::LinkCard card;
+};
+
+struct PlatformSpec {
+  std::vector<std::string> hosts;
+  std::vector<Wire> wires;
+
+  // The wire joining a and b (either order); nullopt when none does.
+  std::optional<Wire> wire_between(int a, int b) const;
+  bool is_full_mesh() const;
+};
+
+PlatformSpec platform_from_scenario(const engine::Scenario& s, const engine::Catalog& catalog);
+PlatformSpec full_mesh(int nodes, const engine::LinkCard& card);
+
+// Bytes a message of `size` occupies on the wire: padded to whole frames, one at least.
+double wire_bytes(const engine::LinkCard& card, double size);
+
+}  // namespace sim

@@ -1,0 +1,35 @@
+// engine::Runtime on SimGrid: one actor per node; one mailbox per ordered pair
+// with the receiver set, so transfers start when sent (eager, like a NIC).
+#pragma once
+
+#include <deque>
+#include <map>
+#include <utility>
+
+#include "engine/runtime.hpp"
+#include "sim/platform.hpp"
+
+namespace sim {
+
+class SimRuntime : public engine::Runtime {
+ public:
+  // REQUIRES: called from the actor of `rank`, inside a running Simulation.
+  SimRuntime(int rank, const PlatformSpec& platform);
+
+  int rank() const override { return rank_; }
+  int world() const override { return static_cast<int>(platform_.hosts.size()); }
+  double now() const override;
+  void sleep_for(double seconds) override;
+  void send(int dst, int tag, engine::Payload payload) override;
+  engine::Payload recv(int src, int tag, double timeout_s) override;
+
+ private:
+  int rank_;
+  const PlatformSpec& platform_;
+  std::map<std::pair<int, int>, std::deque<engine::Payload>> stash_;  // (src, tag)
+};
+
+// Name of the mailbox carrying messages from `src` to `dst`.
+std::string mailbox_name(int src, int dst);
+
+}  // namespace sim
