@@ -1,0 +1,131 @@
+#include "hw/socket_util.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+namespace hw {
+
+namespace {
+
+[[noreturn]] void sys_fail(const std::string& what) { throw std::runtime_error(what + ": " + std::strerror(errno)); }
+
+sockaddr_in resolve(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || !res)
+    throw std::runtime_error("cannot resolve host '" + host + "'");
+  sockaddr_in addr = *reinterpret_cast<sockaddr_in*>(res->ai_addr);
+  ::freeaddrinfo(res);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  return addr;
+}
+
+int ms_until(Deadline d) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(d - std::chrono::steady_clock::now()).count();
+  return left < 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
+}
+
+}  // namespace
+
+Deadline deadline_in(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+bool wait_fd(int fd, short events, Deadline deadline) {
+  pollfd p{fd, events, 0};
+  for (;;) {
+    const int r = ::poll(&p, 1, ms_until(deadline));
+    if (r > 0) return true;
+    if (r == 0) return false;
+    if (errno != EINTR) sys_fail("poll");
+  }
+}
+
+int listen_on(const std::string& host, int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) sys_fail("socket");
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr = resolve(host, port);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) sys_fail("bind " + host + ":" + std::to_string(port));
+  if (::listen(fd, 64) != 0) sys_fail("listen");
+  return fd;
+}
+
+int local_port(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) sys_fail("getsockname");
+  return ntohs(addr.sin_port);
+}
+
+int dial(const std::string& host, int port, Deadline deadline) {
+  const sockaddr_in addr = resolve(host, port);
+  for (;;) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) sys_fail("socket");
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return fd;
+    const int err = errno;
+    ::close(fd);
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw std::runtime_error("cannot connect to " + host + ":" + std::to_string(port) + ": " + std::strerror(err));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+int accept_before(int listen_fd, Deadline deadline) {
+  if (!wait_fd(listen_fd, POLLIN, deadline)) throw std::runtime_error("timed out waiting for a peer to connect");
+  const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) sys_fail("accept");
+  return fd;
+}
+
+void write_exact(int fd, const void* data, std::size_t n, Deadline deadline) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    if (!wait_fd(fd, POLLOUT, deadline)) throw std::runtime_error("timed out writing to a peer");
+    const ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (w < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (w <= 0) sys_fail("send");
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+void read_exact(int fd, void* data, std::size_t n, Deadline deadline) {
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    if (!wait_fd(fd, POLLIN, deadline)) throw std::runtime_error("timed out reading from a peer");
+    const ssize_t r = ::recv(fd, p, n, 0);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (r == 0) throw std::runtime_error("peer closed the connection during bootstrap");
+    if (r < 0) sys_fail("recv");
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+}
+
+void set_nonblocking_nodelay(int fd) {
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  const int bufsize = 4 << 20;
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof bufsize);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof bufsize);
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+}  // namespace hw

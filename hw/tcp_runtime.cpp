@@ -1,0 +1,264 @@
+#include "hw/tcp_runtime.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "engine/error.hpp"
+#include "hw/socket_util.hpp"
+
+namespace hw {
+
+namespace {
+
+constexpr std::uint32_t kMagic = 0x3146494d;  // "MIF1"
+constexpr std::size_t kHeaderBytes = 24;
+constexpr int kBarrierTag = -1;
+constexpr double kCloseFlushSeconds = 10;
+
+// A rank's listening endpoint, as all-gathered by rank 0.
+struct Hello {
+  std::int32_t rank = 0;
+  std::int32_t port = 0;
+  char host[64] = {};
+};
+
+std::vector<char> encode_header(int tag, const engine::Payload& p) {
+  std::vector<char> h(kHeaderBytes, 0);
+  const std::uint32_t flags = p.bytes.empty() ? 0 : 1;
+  const std::int32_t t = tag;
+  const std::uint64_t size = p.size;
+  std::memcpy(h.data(), &kMagic, 4);
+  std::memcpy(h.data() + 4, &flags, 4);
+  std::memcpy(h.data() + 8, &t, 4);
+  std::memcpy(h.data() + 16, &size, 8);
+  return h;
+}
+
+timespec timespec_until(std::chrono::steady_clock::time_point until) {
+  const auto left = std::max(until - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero());
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+  return timespec{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+}
+
+}  // namespace
+
+TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
+    : rank_(rank), world_(world), start_(std::chrono::steady_clock::now()), peers_(world) {
+  if (rank < 0 || rank >= world) throw std::invalid_argument("rank out of range");
+  bootstrap(options);
+  for (auto& p : peers_)
+    if (p.fd >= 0) set_nonblocking_nodelay(p.fd);
+  barrier(options.bootstrap_timeout_s);
+}
+
+void TcpRuntime::bootstrap(const TcpOptions& o) {
+  const Deadline deadline = deadline_in(o.bootstrap_timeout_s);
+  if (world_ == 1) return;
+  if (rank_ == 0) {
+    const bool own = o.coordinator_listen_fd < 0;
+    const int listen_fd = own ? listen_on(o.coordinator_host, o.coordinator_port) : o.coordinator_listen_fd;
+    std::vector<Hello> table(world_);
+    for (int k = 1; k < world_; ++k) {
+      const int fd = accept_before(listen_fd, deadline);
+      Hello h;
+      read_exact(fd, &h, sizeof h, deadline);
+      if (h.rank <= 0 || h.rank >= world_ || peers_[h.rank].fd >= 0)
+        throw std::runtime_error("bootstrap: unexpected registration from rank " + std::to_string(h.rank));
+      peers_[h.rank].fd = fd;
+      table[h.rank] = h;
+    }
+    ::close(listen_fd);
+    for (int r = 1; r < world_; ++r) write_exact(peers_[r].fd, table.data(), sizeof(Hello) * world_, deadline);
+    return;
+  }
+  const int listen_fd = listen_on(o.listen_host, 0);
+  Hello me;
+  me.rank = rank_;
+  me.port = local_port(listen_fd);
+  std::strncpy(me.host, o.listen_host.c_str(), sizeof me.host - 1);
+  peers_[0].fd = dial(o.coordinator_host, o.coordinator_port, deadline);
+  write_exact(peers_[0].fd, &me, sizeof me, deadline);
+  std::vector<Hello> table(world_);
+  read_exact(peers_[0].fd, table.data(), sizeof(Hello) * world_, deadline);
+  // Higher ranks dial lower ones, so each pair has exactly one connection.
+  for (int r = 1; r < rank_; ++r) {
+    peers_[r].fd = dial(table[r].host, table[r].port, deadline);
+    write_exact(peers_[r].fd, &me, sizeof me, deadline);
+  }
+  for (int k = rank_ + 1; k < world_; ++k) {
+    const int fd = accept_before(listen_fd, deadline);
+    Hello h;
+    read_exact(fd, &h, sizeof h, deadline);
+    if (h.rank <= rank_ || h.rank >= world_ || peers_[h.rank].fd >= 0)
+      throw std::runtime_error("bootstrap: unexpected connection from rank " + std::to_string(h.rank));
+    peers_[h.rank].fd = fd;
+  }
+  ::close(listen_fd);
+}
+
+TcpRuntime::~TcpRuntime() {
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(kCloseFlushSeconds));
+  auto pending = [&] {
+    return std::any_of(peers_.begin(), peers_.end(), [](const Peer& p) { return p.failure.empty() && !p.out.empty(); });
+  };
+  while (pending() && std::chrono::steady_clock::now() < until) progress(std::min(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
+  for (auto& p : peers_)
+    if (p.fd >= 0) ::close(p.fd);
+}
+
+double TcpRuntime::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void TcpRuntime::sleep_for(double seconds) { progress(deadline_in(seconds)); }
+
+void TcpRuntime::barrier(double timeout_s) {
+  if (rank_ == 0) {
+    for (int r = 1; r < world_; ++r) recv(r, kBarrierTag, timeout_s);
+    for (int r = 1; r < world_; ++r) send(r, kBarrierTag, engine::Payload{});
+  } else {
+    send(0, kBarrierTag, engine::Payload{});
+    recv(0, kBarrierTag, timeout_s);
+  }
+}
+
+void TcpRuntime::send(int dst, int tag, engine::Payload payload) {
+  Peer& p = peers_.at(dst);
+  if (dst == rank_) throw std::invalid_argument("send to self");
+  if (!p.failure.empty()) throw engine::PeerFailure(dst, p.failure);
+  std::vector<char> header = encode_header(tag, payload);
+  p.out.push_back(OutFrame{std::move(header), std::move(payload)});
+  flush_writes(dst);
+}
+
+engine::Payload TcpRuntime::recv(int src, int tag, double timeout_s) {
+  auto& queue = inbox_[{src, tag}];
+  if (queue.empty()) progress(deadline_in(timeout_s), src, tag);
+  if (!queue.empty()) {
+    engine::Payload m = std::move(queue.front());
+    queue.pop_front();
+    return m;
+  }
+  if (!peers_.at(src).failure.empty()) throw engine::PeerFailure(src, peers_[src].failure);
+  throw engine::Timeout(src, tag, timeout_s);
+}
+
+void TcpRuntime::fail(int peer, const std::string& why) {
+  Peer& p = peers_[peer];
+  if (p.failure.empty()) p.failure = why;
+  p.out.clear();
+}
+
+void TcpRuntime::flush_writes(int peer) {
+  static const std::vector<char> zeros(1 << 16, 0);
+  Peer& p = peers_[peer];
+  while (!p.out.empty() && p.failure.empty()) {
+    OutFrame& f = p.out.front();
+    const char* data;
+    std::size_t len;
+    if (f.sent < f.header.size()) {
+      data = f.header.data() + f.sent;
+      len = f.header.size() - f.sent;
+    } else {
+      const std::uint64_t off = f.sent - f.header.size();
+      len = static_cast<std::size_t>(f.payload.size - off);
+      if (f.payload.bytes.empty()) {
+        data = zeros.data();
+        len = std::min(len, zeros.size());
+      } else {
+        data = reinterpret_cast<const char*>(f.payload.bytes.data()) + off;
+      }
+    }
+    const ssize_t w = ::send(p.fd, data, len, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EAGAIN || errno == EINTR) return;
+      return fail(peer, std::string("send: ") + std::strerror(errno));
+    }
+    f.sent += static_cast<std::uint64_t>(w);
+    if (f.sent == f.total()) p.out.pop_front();
+  }
+}
+
+void TcpRuntime::read_available(int peer) {
+  static thread_local std::vector<char> discard(1 << 16);
+  Peer& p = peers_[peer];
+  for (;;) {
+    InFrame& in = p.in;
+    char* dst;
+    std::size_t want;
+    if (in.header_got < kHeaderBytes) {
+      dst = in.header.data() + in.header_got;
+      want = kHeaderBytes - in.header_got;
+    } else if (in.has_bytes) {
+      dst = reinterpret_cast<char*>(in.bytes.data()) + in.got;
+      want = static_cast<std::size_t>(in.size - in.got);
+    } else {
+      dst = discard.data();
+      want = static_cast<std::size_t>(std::min<std::uint64_t>(in.size - in.got, discard.size()));
+    }
+    ssize_t r = 0;
+    if (want > 0) {
+      r = ::recv(p.fd, dst, want, 0);
+      if (r < 0) {
+        if (errno == EAGAIN || errno == EINTR) return;
+        return fail(peer, std::string("recv: ") + std::strerror(errno));
+      }
+      if (r == 0) return fail(peer, "connection closed by peer");
+    }
+    if (in.header_got < kHeaderBytes) {
+      in.header_got += static_cast<std::size_t>(r);
+      if (in.header_got < kHeaderBytes) continue;
+      std::uint32_t magic, flags;
+      std::memcpy(&magic, in.header.data(), 4);
+      std::memcpy(&flags, in.header.data() + 4, 4);
+      std::memcpy(&in.tag, in.header.data() + 8, 4);
+      std::memcpy(&in.size, in.header.data() + 16, 8);
+      if (magic != kMagic) return fail(peer, "corrupt frame header");
+      in.has_bytes = (flags & 1) != 0;
+      in.got = 0;
+      if (in.has_bytes) in.bytes.resize(in.size);
+    } else {
+      in.got += static_cast<std::uint64_t>(r);
+    }
+    if (in.header_got == kHeaderBytes && in.got == in.size) {
+      engine::Payload m{in.size, std::move(in.bytes)};
+      inbox_[{peer, in.tag}].push_back(std::move(m));
+      in = InFrame{};
+    }
+  }
+}
+
+void TcpRuntime::progress(std::chrono::steady_clock::time_point until, int src, int tag) {
+  std::vector<pollfd> fds;
+  std::vector<int> owner;
+  for (;;) {
+    if (src >= 0 && (!inbox_[{src, tag}].empty() || !peers_[src].failure.empty())) return;
+    fds.clear();
+    owner.clear();
+    for (int r = 0; r < world_; ++r) {
+      const Peer& p = peers_[r];
+      if (p.fd < 0 || !p.failure.empty()) continue;
+      fds.push_back(pollfd{p.fd, static_cast<short>(POLLIN | (p.out.empty() ? 0 : POLLOUT)), 0});
+      owner.push_back(r);
+    }
+    const timespec ts = timespec_until(until);
+    const int n = ::ppoll(fds.data(), fds.size(), &ts, nullptr);
+    if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("ppoll: ") + std::strerror(errno));
+    for (std::size_t i = 0; n > 0 && i < fds.size(); ++i) {
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_available(owner[i]);
+      if (fds[i].revents & POLLOUT) flush_writes(owner[i]);
+    }
+    if (std::chrono::steady_clock::now() >= until) {
+      return;
+    }
+  }
+}
+
+}  // namespace hw

@@ -1,0 +1,79 @@
+// engine::Runtime over TCP: one connection per peer, framed messages,
+// non-blocking sockets driven by poll(); every wait is bounded.
+// Bootstrap: every rank registers with rank 0, which all-gathers the listening
+// endpoints; lower ranks are then dialled by higher ones, and a barrier ends it.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <deque>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/runtime.hpp"
+
+namespace hw {
+
+struct TcpOptions {
+  std::string coordinator_host = "127.0.0.1";
+  int coordinator_port = 0;
+  int coordinator_listen_fd = -1;      // rank 0 may be handed a listening socket
+  std::string listen_host = "127.0.0.1";  // where this rank accepts its peers
+  double bootstrap_timeout_s = 30;
+};
+
+class TcpRuntime : public engine::Runtime {
+ public:
+  TcpRuntime(int rank, int world, const TcpOptions& options);
+  // Flushes what is still queued (bounded), then closes every connection.
+  ~TcpRuntime() override;
+
+  int rank() const override { return rank_; }
+  int world() const override { return world_; }
+  double now() const override;
+  void sleep_for(double seconds) override;
+  void send(int dst, int tag, engine::Payload payload) override;
+  engine::Payload recv(int src, int tag, double timeout_s) override;
+
+  // Every rank waits until all have called it (through rank 0).
+  void barrier(double timeout_s);
+
+ private:
+  struct OutFrame {
+    std::vector<char> header;
+    engine::Payload payload;   // size-only payloads go out as zeros
+    std::uint64_t sent = 0;
+    std::uint64_t total() const { return header.size() + payload.size; }
+  };
+  struct InFrame {
+    std::array<char, 24> header{};
+    std::size_t header_got = 0;
+    int tag = 0;
+    bool has_bytes = false;
+    std::uint64_t size = 0, got = 0;
+    std::vector<std::byte> bytes;
+  };
+  struct Peer {
+    int fd = -1;
+    std::deque<OutFrame> out;
+    InFrame in;
+    std::string failure;   // non-empty once the connection is gone
+  };
+
+  void bootstrap(const TcpOptions& options);
+  // Moves bytes in both directions until `until` (steady clock) or, when
+  // `src`/`tag` are given, a message for them is queued.
+  void progress(std::chrono::steady_clock::time_point until, int src = -1, int tag = 0);
+  void flush_writes(int peer);
+  void read_available(int peer);
+  void fail(int peer, const std::string& why);
+
+  int rank_, world_;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<Peer> peers_;
+  std::map<std::pair<int, int>, std::deque<engine::Payload>> inbox_;  // (src, tag)
+};
+
+}  // namespace hw
