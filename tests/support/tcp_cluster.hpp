@@ -1,0 +1,17 @@
+// Starts `n` ranks as forked processes joined by TcpRuntime on loopback and
+// returns what each rank's function returned (or the error that ended it).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/runtime.hpp"
+#include "sim/isolated.hpp"
+
+namespace testsupport {
+
+std::vector<sim::IsolatedResult> run_tcp_cluster(int n, const std::function<std::string(engine::Runtime&)>& fn,
+                                                 unsigned alarm_s = 300);
+
+}  // namespace testsupport
