@@ -1,0 +1,128 @@
+// Model, hardware and link cards (scenarios/catalog/*/NAME.json) and the
+// quantities derived from them: parameters, weight bytes, KV bytes, FLOPs.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace engine {
+
+struct Quantization {
+  std::string name;          // "bf16", "fp16", "8bit", "4bit", "q4_k_m", "int4"
+  double bits_per_weight;    // effective, including group scales
+};
+
+// Multi-head latent attention (DeepSeek-V3 family). Absent for GQA models.
+struct MlaShape {
+  int q_lora_rank = 0;   // 0: queries projected directly from hidden
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+};
+
+struct MoeShape {
+  int experts = 0;           // routed experts per MoE layer
+  int active_experts = 0;    // top-k
+  int shared_experts = 0;
+  int expert_ffn = 0;        // intermediate size of one expert
+  int dense_layers = 0;      // leading layers with a dense FFN instead of MoE
+};
+
+struct ModelCard {
+  std::string name;
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;
+  int head_dim = 0;
+  int ffn = 0;               // dense FFN intermediate size (dense layers)
+  int vocab = 0;
+  bool tied_embeddings = false;
+  std::optional<MoeShape> moe;
+  std::optional<MlaShape> mla;
+  double kv_bytes_per_element = 2.0;   // KV cache kept in 16-bit
+  std::vector<Quantization> quantizations;
+
+  const Quantization& quant(const std::string& name) const;  // throws std::out_of_range
+  bool is_moe_layer(int layer) const { return moe && layer >= moe->dense_layers; }
+};
+
+struct HardwareCard {
+  std::string name;
+  double memory_bytes = 0;
+  double usable_memory_fraction = 0;   // what the GPU may wire for weights and KV
+  double memory_bandwidth = 0;         // bytes/s
+  double peak_flops = 0;               // FP16 FLOP/s
+  // Ports that take a point-to-point cable, by kind ("thunderbolt", "qsfp"):
+  // for an M3 Ultra, 5 of its 6 Thunderbolt 5 ports are usable for RDMA.
+  std::map<std::string, int> ports;
+  double ssd_read_bandwidth = 0;       // bytes/s
+  double idle_watts = 0;
+  double loaded_watts = 0;
+  double price_usd = 0;
+  double boot_s = 0;                   // power-on to serving
+};
+
+struct LinkCard {
+  std::string name;
+  double bandwidth = 0;             // effective bytes/s, each direction
+  double latency_s = 0;             // one-way wire + stack latency
+  double per_message_overhead_s = 0;  // software cost per message at the sender
+  double frame_bytes = 0;           // frame/MTU; messages are padded to it
+  std::string port_kind;            // "thunderbolt", "qsfp", "ethernet"
+  bool switched = false;            // one NIC per node into a switch (Ethernet):
+                                    // no port limit, the node's NIC is shared
+};
+
+// Per-model derived figures (per token, per layer unless said otherwise).
+struct LayerCost {
+  double params = 0;          // all parameters of the layer
+  double active_params = 0;   // parameters touched by one token
+  double flops_per_token = 0; // 2 x active params (matmuls only)
+  double attention_flops_per_token_per_context = 0;  // score+value FLOPs per cached token
+  double kv_bytes_per_token = 0;
+};
+
+double total_params(const ModelCard& m);
+double active_params(const ModelCard& m);
+double embedding_params(const ModelCard& m);   // input embedding + LM head
+LayerCost layer_cost(const ModelCard& m, int layer);
+double weight_bytes(const ModelCard& m, const Quantization& q);
+double kv_bytes_per_token(const ModelCard& m);   // all layers
+// Bytes read from memory to decode one token at `context` cached tokens.
+double decode_bytes_per_token(const ModelCard& m, const Quantization& q, int context);
+
+class Catalog {
+ public:
+  // Loads every card under `dir` (models/, hardware/, links/). Throws InputError.
+  static Catalog load(const std::string& dir);
+  // The repository's own catalog (scenarios/catalog), found relative to the build.
+  static const Catalog& builtin();
+
+  const ModelCard& model(const std::string& name) const;      // throws std::out_of_range
+  const HardwareCard& hardware(const std::string& name) const;
+  const LinkCard& link(const std::string& name) const;
+  bool has_model(const std::string& n) const { return models_.count(n) > 0; }
+  bool has_hardware(const std::string& n) const { return hardware_.count(n) > 0; }
+  bool has_link(const std::string& n) const { return links_.count(n) > 0; }
+  std::vector<std::string> model_names() const;
+  std::vector<std::string> hardware_names() const;
+  std::vector<std::string> link_names() const;
+
+  // What-if cards a user adds (for example from a scenario or a plan).
+  void add(HardwareCard card) { hardware_[card.name] = std::move(card); }
+  void add(LinkCard card) { links_[card.name] = std::move(card); }
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+  std::map<std::string, ModelCard> models_;
+  std::map<std::string, HardwareCard> hardware_;
+  std::map<std::string, LinkCard> links_;
+};
+
+}  // namespace engine
