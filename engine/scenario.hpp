@@ -1,0 +1,111 @@
+// A scenario file: cluster, model, parallelism, workload, faults, expectations.
+// load_scenario() refuses bad input before anything runs (InputError).
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/catalog.hpp"
+
+namespace engine {
+
+// The names a scenario may use (the schema's enums must match; a test checks).
+inline constexpr std::array<std::string_view, 5> kParallelisms = {
+    "tensor", "tensor-uneven", "pipeline", "expert", "auto"};
+inline constexpr std::array<std::string_view, 4> kRecoveryPolicies = {
+    "fail-stop", "reroute", "replan", "fallback"};
+inline constexpr std::array<std::string_view, 10> kFaultKinds = {
+    "link-down", "link-up", "link-degrade", "link-flap", "node-crash",
+    "node-hang", "node-slow", "node-restart", "rdma-stack-failure", "tcp-instability"};
+inline constexpr std::array<std::string_view, 11> kMetrics = {
+    "decode_tokens_per_s", "prefill_tokens_per_s", "ttft_p50_s", "ttft_p99_s",
+    "itl_p50_s", "itl_p99_s", "failed_requests", "completed_requests",
+    "simulated_s", "availability", "recovery_s"};
+
+struct NodeSpec {
+  std::string name;
+  std::string hardware;   // catalog hardware card name
+};
+
+// One physical cable (or, for a full mesh, one of the generated ones).
+struct Cable {
+  int a = 0, b = 0;        // node indexes
+  int port_a = 0, port_b = 0;   // 1-based, among the node's ports of the link's port_kind;
+                                // 0 on a switched link (no port taken)
+  std::string link;        // link card name
+};
+
+struct Fabric {
+  std::string type;        // "full-mesh" or "cables"
+  std::string link;        // link card of the full mesh / default for cables
+  std::vector<Cable> cables;   // always filled: generated for full-mesh
+  std::optional<std::string> secondary_link;   // fallback network, e.g. "10gbe"
+};
+
+struct Distribution {
+  std::string kind = "fixed";   // "fixed", "uniform", "normal", "lognormal"
+  double value = 0;             // fixed
+  double min = 0, max = 0;      // uniform, and clamp bounds for the others
+  double mean = 0, stddev = 0;  // normal / lognormal (of the value, not its log)
+};
+
+struct Workload {
+  int requests = 1;
+  Distribution prompt_tokens;
+  Distribution output_tokens;
+  std::string arrival = "closed";   // "closed" or "poisson"
+  int concurrency = 1;              // closed loop
+  double rate_per_s = 0;            // poisson
+  int prefill_chunk = 512;          // tokens per prefill chunk
+  int max_batch = 16;               // decode batch cap
+};
+
+struct FaultSpec {
+  double at_s = 0;
+  std::string kind;     // link-down, link-up, link-degrade, link-flap, node-crash, node-hang,
+                        // node-slow, node-restart, rdma-stack-failure, tcp-instability
+  std::string target;   // node name, or "a-b" for a link; empty for fabric faults
+  double duration_s = 0;   // 0: until another event
+  double factor = 1;       // degrade bandwidth / slow speed factor
+                           // (the fraction kept, in (0, 1])
+  double added_latency_s = 0;
+  double period_s = 0, duty = 0;   // flap
+};
+
+struct Expectation {
+  std::string metric;   // e.g. "decode_tokens_per_s", "ttft_p99_s", "failed_requests"
+  std::string op;       // "min", "max", "eq"
+  double bound = 0;
+  std::string json_path;
+};
+
+struct Scenario {
+  std::string file;
+  std::string name;
+  std::string description;
+  unsigned long long seed = 1;
+  std::vector<NodeSpec> nodes;
+  Fabric fabric;
+  std::string model;
+  std::string quant;
+  std::string parallelism = "auto";   // tensor, tensor-uneven, pipeline, expert, auto
+  std::string profile = "meshinfer";  // software-stack profile in catalog/profiles
+  Workload workload;
+  std::vector<FaultSpec> faults;
+  std::string recovery = "fail-stop";
+  double heartbeat_s = 0.05, heartbeat_timeout_s = 0.25;
+  double deadline_s = 3600;
+  std::vector<Expectation> expectations;
+
+  int node_index(const std::string& name) const;   // -1 when unknown
+};
+
+// Parses and validates `path` against `catalog`. Throws InputError.
+Scenario load_scenario(const std::string& path, const Catalog& catalog);
+// Same, from text already read (the fuzzer's entry point); `file` names it in errors.
+Scenario parse_scenario(const std::string& text, const std::string& file, const Catalog& catalog);
+
+}  // namespace engine
