@@ -144,6 +144,39 @@ LayerCost layer_cost(const ModelCard& m, int layer) {
   return c;
 }
 
+double LayerParts::total() const {
+  return heads * per_query_head + kv_heads * per_kv_head + replicated + router + dense_ffn +
+         per_expert * (routed_experts + shared_experts);
+}
+
+LayerParts layer_parts(const ModelCard& m, int layer) {
+  LayerParts p;
+  const double h = m.hidden;
+  p.heads = m.heads;
+  p.kv_heads = m.mla ? 0 : m.kv_heads;
+  if (!m.mla) {
+    p.per_query_head = 2 * h * m.head_dim;  // q column block and o row block
+    p.per_kv_head = 2 * h * m.head_dim;
+  } else {
+    const MlaShape& a = *m.mla;
+    const double qk_dim = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    p.per_query_head = (a.q_lora_rank == 0 ? h : a.q_lora_rank) * qk_dim +
+                       double(a.kv_lora_rank) * (a.qk_nope_head_dim + a.v_head_dim) + a.v_head_dim * h;
+    p.replicated = (a.q_lora_rank == 0 ? 0 : h * a.q_lora_rank) + h * (a.kv_lora_rank + a.qk_rope_head_dim);
+  }
+  p.replicated += norm_params(m);
+  if (m.is_moe_layer(layer)) {
+    p.per_expert = 3 * h * m.moe->expert_ffn;
+    p.routed_experts = m.moe->experts;
+    p.shared_experts = m.moe->shared_experts;
+    p.active_experts = m.moe->active_experts;
+    p.router = h * m.moe->experts;
+  } else {
+    p.dense_ffn = 3 * h * m.ffn;
+  }
+  return p;
+}
+
 // The final norm (hidden weights) is left out: it is negligible.
 double embedding_params(const ModelCard& m) {
   const double matrix = double(m.vocab) * m.hidden;

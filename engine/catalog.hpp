@@ -86,6 +86,20 @@ struct LayerCost {
   double kv_bytes_per_token = 0;
 };
 
+// A layer's parameters split the way tensor and expert parallelism divide them.
+struct LayerParts {
+  double per_query_head = 0;    // query (and MLA q_b/kv_b) plus output columns of one head
+  double per_kv_head = 0;       // K and V of one KV head (GQA; 0 for MLA)
+  double replicated = 0;        // never split: norms, MLA latent projections
+  double router = 0;            // MoE gate, replicated
+  double dense_ffn = 0;         // dense SwiGLU, split by columns (0 on MoE layers)
+  double per_expert = 0;        // one expert's SwiGLU (0 on dense layers)
+  int heads = 0, kv_heads = 0;  // KV heads is 0 for MLA (the latent is replicated)
+  int routed_experts = 0, shared_experts = 0, active_experts = 0;
+  double total() const;         // equals layer_cost().params
+};
+LayerParts layer_parts(const ModelCard& m, int layer);
+
 double total_params(const ModelCard& m);
 double active_params(const ModelCard& m);
 double embedding_params(const ModelCard& m);   // input embedding + LM head

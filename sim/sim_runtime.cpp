@@ -22,7 +22,12 @@ struct Envelope {
 
 std::string mailbox_name(int src, int dst) { return "m" + std::to_string(src) + "-" + std::to_string(dst); }
 
-SimRuntime::SimRuntime(int rank, const PlatformSpec& platform) : rank_(rank), platform_(platform) {}
+SimRuntime::SimRuntime(int rank, const PlatformSpec& platform) : rank_(rank), platform_(platform) {
+  for (int p = 0; p < world(); ++p) {
+    peers_.push_back(Peer{platform.wire_between(rank, p), sg4::Host::by_name(platform.hosts[p]),
+                          sg4::Mailbox::by_name(mailbox_name(rank, p)), sg4::Mailbox::by_name(mailbox_name(p, rank))});
+  }
+}
 
 double SimRuntime::now() const { return sg4::Engine::get_clock(); }
 
@@ -31,28 +36,33 @@ void SimRuntime::sleep_for(double seconds) {
 }
 
 void SimRuntime::send(int dst, int tag, engine::Payload payload) {
-  const auto wire = platform_.wire_between(rank_, dst);
+  const Peer& peer = peers_.at(dst);
+  const auto& wire = peer.wire;
   if (!wire) throw engine::PeerFailure(dst, "no cable from " + platform_.hosts[rank_]);
-  if (!sg4::Host::by_name(platform_.hosts[dst])->is_on()) throw engine::PeerFailure(dst, "host is down");
+  if (!peer.host->is_on()) throw engine::PeerFailure(dst, "host is down");
   // The sender's software cost per message (syscall, doorbell, copy setup).
   sleep_for(wire->card.per_message_overhead_s);
   const double bytes = wire_bytes(wire->card, static_cast<double>(payload.size));
   auto* env = new Envelope{tag, std::move(payload)};
-  sg4::Mailbox::by_name(mailbox_name(rank_, dst))
-      ->put_init(env, static_cast<uint64_t>(bytes))
+  peer.outbox->put_init(env, static_cast<uint64_t>(bytes))
       ->detach([](void* p) { delete static_cast<Envelope*>(p); });
 }
 
 engine::Payload SimRuntime::recv(int src, int tag, double timeout_s) {
   const double deadline = now() + timeout_s;
   auto& wanted = stash_[{src, tag}];
-  auto* mbox = sg4::Mailbox::by_name(mailbox_name(src, rank_));
+  auto* mbox = peers_.at(src).inbox;
   while (wanted.empty()) {
     const double left = deadline - now();
     if (left <= 0) throw engine::Timeout(src, tag, timeout_s);
     Envelope* raw = nullptr;
     try {
-      mbox->get_async<Envelope>(&raw)->wait_for(left);
+      // A transfer that already finished cannot block: take it without
+      // arming a timeout, which would cost SimGrid a timer per message.
+      if (mbox->ready())
+        raw = mbox->get<Envelope>();
+      else
+        mbox->get_async<Envelope>(&raw)->wait_for(left);
     } catch (const simgrid::TimeoutException&) {
       throw engine::Timeout(src, tag, timeout_s);
     } catch (const simgrid::NetworkFailureException&) {

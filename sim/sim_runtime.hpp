@@ -4,10 +4,17 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "engine/runtime.hpp"
 #include "sim/platform.hpp"
+
+namespace simgrid::s4u {
+class Host;
+class Mailbox;
+}  // namespace simgrid::s4u
 
 namespace sim {
 
@@ -24,8 +31,17 @@ class SimRuntime : public engine::Runtime {
   engine::Payload recv(int src, int tag, double timeout_s) override;
 
  private:
+  // Per peer, looked up once: the send path runs millions of times per run.
+  struct Peer {
+    std::optional<Wire> wire;
+    simgrid::s4u::Host* host = nullptr;
+    simgrid::s4u::Mailbox* outbox = nullptr;
+    simgrid::s4u::Mailbox* inbox = nullptr;
+  };
+
   int rank_;
   const PlatformSpec& platform_;
+  std::vector<Peer> peers_;
   std::map<std::pair<int, int>, std::deque<engine::Payload>> stash_;  // (src, tag)
 };
 

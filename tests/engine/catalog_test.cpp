@@ -368,3 +368,15 @@ TEST_F(MalformedCard, QuantizationEntriesHaveIndexedPaths) {
 
 }  // namespace
 }  // namespace engine
+
+// The planner splits layers by these parts: they must add up to the whole layer.
+TEST(LayerParts, AddUpToTheLayerForEveryModel) {
+  const auto& catalog = engine::Catalog::builtin();
+  for (const auto& name : catalog.model_names()) {
+    const auto& m = catalog.model(name);
+    for (int layer : {0, m.layers - 1}) {
+      const auto parts = engine::layer_parts(m, layer);
+      EXPECT_NEAR(parts.total(), engine::layer_cost(m, layer).params, 1.0) << name << " layer " << layer;
+    }
+  }
+}

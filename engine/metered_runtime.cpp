@@ -1,0 +1,28 @@
+#include "engine/metered_runtime.hpp"
+
+namespace engine {
+
+MeteredRuntime::MeteredRuntime(Runtime& inner, TrafficStats& stats) : inner_(inner), stats_(stats) {
+  stats_.bytes_to.assign(inner.world(), 0);
+  stats_.messages_to.assign(inner.world(), 0);
+}
+
+void MeteredRuntime::send(int dst, int tag, Payload payload) {
+  const double start = inner_.now();
+  stats_.bytes_to[dst] += payload.size;
+  stats_.messages_to[dst] += 1;
+  inner_.send(dst, tag, std::move(payload));
+  stats_.comm_s += inner_.now() - start;
+}
+
+Payload MeteredRuntime::recv(int src, int tag, double timeout_s) {
+  const double start = inner_.now();
+  struct Charge {
+    MeteredRuntime* self;
+    double start;
+    ~Charge() { self->stats_.comm_s += self->inner_.now() - start; }
+  } charge{this, start};
+  return inner_.recv(src, tag, timeout_s);
+}
+
+}  // namespace engine

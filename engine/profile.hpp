@@ -1,0 +1,23 @@
+// A software-stack profile (scenarios/catalog/profiles/NAME.json): the few
+// calibrated parameters that turn a hardware card into op times. A profile
+// belongs to a stack and its hardware, never to one model or node count.
+#pragma once
+
+#include <string>
+
+namespace engine {
+
+struct BackendProfile {
+  std::string name;
+  double memory_bandwidth_efficiency = 0.5;  // fraction of card bandwidth
+  double compute_efficiency = 0.5;           // fraction of card FLOP/s
+  double per_layer_overhead_s = 0;
+  double per_op_overhead_s = 0;
+  double per_message_overhead_s = 0;         // on top of the link card's
+  bool stage_round_trip = false;             // llama.cpp RPC style pipeline
+
+  // Loads catalog_dir/profiles/NAME.json. Throws InputError.
+  static BackendProfile load(const std::string& catalog_dir, const std::string& name);
+};
+
+}  // namespace engine

@@ -1,0 +1,83 @@
+// What a run produced, as files a person or CI reads: report.json (stable
+// schema "meshinfer.report/1"), report.md (a CI job summary) and trace.json
+// (Chrome trace events, opens in Perfetto). Everything here is a pure function
+// of its inputs, so the same run gives byte-identical files.
+//
+// report.json, keys in this order:
+//   schema        "meshinfer.report/1"
+//   scenario      {name, file, description, seed, model, quant, parallelism, profile}
+//   build         {version, git}
+//   plan          {strategy, kv_capacity_tokens, nodes: [{rank, node, hardware,
+//                  layers: [first, last] (inclusive), heads, kv_heads, ffn_fraction,
+//                  experts, vocab_fraction, weight_gb, memory_gb (usable), free_gb,
+//                  kv_bytes_per_token}]}                         GB = 1e9 bytes
+//   summary       {decode_tokens_per_s, prefill_tokens_per_s,
+//                  per_request_decode_tokens_per_s, ttft_s: {p50, p99, mean},
+//                  itl_s: {p50, p99, mean}, requests: {total, completed, failed},
+//                  output_tokens, simulated_s, availability}
+//   nodes         [{rank, name, hardware, compute_s, comm_s, idle_s, utilization,
+//                   bytes_sent, messages_sent, error}]
+//   links         [{a, b, link, bytes_a_to_b, bytes_b_to_a, utilization}]
+//   requests      [{id, prompt_tokens, output_tokens, arrival_s, first_token_s,
+//                   finish_s, ttft_s, tokens, status, error}]  (null: never happened)
+//   expectations  [{metric, op, bound, value, pass}]  (filled by check_expectations)
+//
+// Definitions:
+//   decode (prefill) tokens/s: decode (prefill) tokens over the summed duration
+//     of the steps that carry any; a mixed step counts in both.
+//   ttft: first token minus arrival, over completed requests.
+//   itl: gaps between consecutive tokens of every request (failed ones too:
+//     their tokens were really produced), pooled.
+//   per_request_decode_tokens_per_s: mean over completed requests with two or
+//     more tokens of (tokens - 1) / (finish - first token).
+//   output_tokens: tokens produced by all requests.
+//   availability: completed / total (1 when there were no requests).
+//   percentiles: nearest rank on the sorted values; 0 when there are none.
+//   link bytes: what each end sent to the other's rank. Traffic is counted by
+//     destination, not by cable, so parallel cables between one pair each show
+//     the pair's total, and a rerouted detour is charged to the direct cable.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/catalog.hpp"
+#include "engine/executor.hpp"
+#include "engine/planner.hpp"
+#include "engine/scenario.hpp"
+
+namespace engine {
+
+// REQUIRES: r.nodes has one entry per s.nodes entry.
+nlohmann::ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan& plan,
+                                    const std::string& profile_name, const RunResult& r,
+                                    unsigned long long seed);
+
+struct ExpectationResult {
+  Expectation e;
+  double value = 0;
+  bool pass = false;
+  std::string file;   // the scenario file, for describe_breach
+};
+
+// Evaluates s.expectations against report["summary"] and writes
+// report["expectations"]. recovery_s reads summary.recovery_s, 0 when absent.
+std::vector<ExpectationResult> check_expectations(const Scenario& s, nlohmann::ordered_json& report);
+
+// "expectation failed: decode_tokens_per_s = 18.2, must be >= 25 (x.json /expect/decode_tokens_per_s/min)"
+std::string describe_breach(const ExpectationResult& result);
+
+std::string render_markdown(const nlohmann::ordered_json& report);
+
+// Processes: "nodes" (one thread per rank, a "step" span per StepTrace),
+// "links" (one thread per cable, one "traffic (whole run)" span: only
+// per-node totals exist), "requests" (an async span per request from arrival
+// to finish, and an instant at its first token).
+nlohmann::json render_trace(const Scenario& s, const Plan& plan, const RunResult& r);
+
+// Creates `dir` and writes report.json, report.md and trace.json into it.
+// Throws std::runtime_error when a file cannot be written.
+void write_reports(const std::string& dir, const nlohmann::ordered_json& report, const nlohmann::json& trace);
+
+}  // namespace engine

@@ -1,0 +1,135 @@
+#include "engine/scheduler.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace engine {
+
+StepShape StepPlan::shape() const {
+  StepShape s;
+  for (const Slot& slot : slots) {
+    const double c = slot.context_before, t = slot.tokens;
+    s.tokens += slot.tokens;
+    s.sequences += 1;
+    s.attended += t * c + t * (t + 1) / 2;  // token i of the chunk sees c + i cached tokens
+    s.kv_read_tokens += c + t;
+    s.logits += slot.emits ? 1 : 0;
+  }
+  return s;
+}
+
+std::vector<std::byte> StepPlan::serialize() const {
+  std::vector<std::int32_t> words;
+  for (const Slot& s : slots) words.insert(words.end(), {s.request, s.tokens, s.context_before, s.prefill | (s.emits << 1)});
+  std::vector<std::byte> out(words.size() * sizeof(std::int32_t));
+  std::memcpy(out.data(), words.data(), out.size());
+  return out;
+}
+
+StepPlan StepPlan::deserialize(const std::vector<std::byte>& bytes) {
+  if (bytes.size() % (4 * sizeof(std::int32_t)) != 0) throw std::runtime_error("malformed step message");
+  std::vector<std::int32_t> words(bytes.size() / sizeof(std::int32_t));
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  StepPlan p;
+  for (std::size_t i = 0; i < words.size(); i += 4)
+    p.slots.push_back(Slot{words[i], words[i + 1], words[i + 2], (words[i + 3] & 1) != 0, (words[i + 3] & 2) != 0});
+  return p;
+}
+
+Scheduler::Scheduler(std::vector<Request> requests, const Workload& w, double kv_capacity_tokens)
+    : workload_(w), kv_capacity_(kv_capacity_tokens), cached_(requests.size(), 0) {
+  for (const Request& r : requests) {
+    RequestRecord rec;
+    rec.request = r;
+    rec.arrival_s = r.arrival_s;
+    records_.push_back(rec);
+  }
+  next_closed_ = w.arrival == "closed" ? std::min<int>(w.concurrency, records_.size()) : static_cast<int>(records_.size());
+}
+
+void Scheduler::release_next(double now) {
+  if (next_closed_ < static_cast<int>(records_.size())) records_[next_closed_++].arrival_s = now;
+}
+
+void Scheduler::admit(double now) {
+  for (RequestRecord& rec : records_) {
+    const int id = rec.request.id;
+    if (rec.done() || rec.arrival_s < 0 || rec.arrival_s > now) continue;
+    if (std::find(running_.begin(), running_.end(), id) != running_.end()) continue;
+    const double need = rec.request.prompt_tokens + rec.request.output_tokens;
+    if (need > kv_capacity_) {
+      rec.error = fmt::format("refused: needs {:.0f} tokens of KV cache, the plan holds {:.0f}", need, kv_capacity_);
+      release_next(now);
+      continue;
+    }
+    // First come, first served: a request that does not fit yet blocks later ones.
+    if (static_cast<int>(running_.size()) >= workload_.max_batch || kv_reserved_ + need > kv_capacity_) return;
+    kv_reserved_ += need;
+    running_.push_back(id);
+  }
+}
+
+std::optional<StepPlan> Scheduler::next(double now) {
+  admit(now);
+  if (running_.empty()) return std::nullopt;
+  StepPlan plan;
+  for (int id : running_) {
+    const Request& r = records_[id].request;
+    if (cached_[id] >= r.prompt_tokens) plan.slots.push_back(Slot{id, 1, cached_[id], false, true});
+  }
+  for (int id : running_) {
+    const Request& r = records_[id].request;
+    if (cached_[id] < r.prompt_tokens) {
+      const int chunk = std::min(workload_.prefill_chunk, r.prompt_tokens - cached_[id]);
+      plan.slots.push_back(Slot{id, chunk, cached_[id], true, cached_[id] + chunk == r.prompt_tokens});
+      break;
+    }
+  }
+  return plan;
+}
+
+double Scheduler::next_arrival() const {
+  double best = -1;
+  for (const RequestRecord& rec : records_)
+    if (!rec.done() && rec.arrival_s >= 0 && std::find(running_.begin(), running_.end(), rec.request.id) == running_.end())
+      best = best < 0 ? rec.arrival_s : std::min(best, rec.arrival_s);
+  return best;
+}
+
+void Scheduler::complete(const StepPlan& step, double start_s, double end_s) {
+  StepRecord sr{start_s, end_s, 0, 0};
+  for (const Slot& slot : step.slots) {
+    (slot.prefill ? sr.prefill_tokens : sr.decode_tokens) += slot.tokens;
+    cached_[slot.request] += slot.tokens;
+    RequestRecord& rec = records_[slot.request];
+    if (!slot.emits) continue;
+    rec.token_times.push_back(end_s);
+    if (rec.first_token_s < 0) rec.first_token_s = end_s;
+    if (static_cast<int>(rec.token_times.size()) == rec.request.output_tokens) {
+      rec.finish_s = end_s;
+      kv_reserved_ -= rec.request.prompt_tokens + rec.request.output_tokens;
+      running_.erase(std::find(running_.begin(), running_.end(), slot.request));
+      release_next(end_s);
+    }
+  }
+  steps_.push_back(sr);
+}
+
+void Scheduler::fail_all(double now, const std::string& error) {
+  for (RequestRecord& rec : records_)
+    if (!rec.done()) {
+      rec.error = error;
+      if (rec.arrival_s < 0) rec.arrival_s = now;
+    }
+  running_.clear();
+  kv_reserved_ = 0;
+}
+
+bool Scheduler::finished() const {
+  return std::all_of(records_.begin(), records_.end(), [](const RequestRecord& r) { return r.done(); });
+}
+
+}  // namespace engine

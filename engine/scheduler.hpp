@@ -1,0 +1,75 @@
+// Rank 0's continuous-batching scheduler: admits requests against the KV
+// capacity, builds each step (one decode token per running request plus at
+// most one prefill chunk), and records every token's time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/cost_model.hpp"
+#include "engine/workload.hpp"
+
+namespace engine {
+
+struct Slot {
+  int request = 0;
+  int tokens = 0;          // 1 for decode, the chunk for prefill
+  int context_before = 0;  // tokens already cached for this request
+  bool prefill = false;
+  bool emits = false;      // produces a token this step (decode, or the prompt's last chunk)
+};
+
+struct StepPlan {
+  std::vector<Slot> slots;
+  StepShape shape() const;
+  std::vector<std::byte> serialize() const;
+  static StepPlan deserialize(const std::vector<std::byte>& bytes);
+};
+
+struct RequestRecord {
+  Request request;
+  double arrival_s = -1, first_token_s = -1, finish_s = -1;
+  std::vector<double> token_times;
+  std::string error;   // empty when the request completed
+  bool done() const { return finish_s >= 0 || !error.empty(); }
+};
+
+struct StepRecord {
+  double start_s = 0, end_s = 0;
+  int decode_tokens = 0, prefill_tokens = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(std::vector<Request> requests, const Workload& w, double kv_capacity_tokens);
+
+  // The next step to run at `now`; nullopt when there is nothing to run yet.
+  std::optional<StepPlan> next(double now);
+  // When idle: the time the next request arrives (negative: none will).
+  double next_arrival() const;
+  void complete(const StepPlan& step, double start_s, double end_s);
+  // Ends every unfinished request with `error` (for example a lost instance).
+  void fail_all(double now, const std::string& error);
+  bool finished() const;
+
+  const std::vector<RequestRecord>& records() const { return records_; }
+  const std::vector<StepRecord>& steps() const { return steps_; }
+  double kv_capacity_tokens() const { return kv_capacity_; }
+
+ private:
+  void admit(double now);
+  void release_next(double now);
+
+  Workload workload_;
+  double kv_capacity_;
+  double kv_reserved_ = 0;
+  std::vector<RequestRecord> records_;
+  std::vector<int> running_;   // admitted, in admission order
+  std::vector<int> cached_;    // tokens in KV per request
+  std::vector<StepRecord> steps_;
+  int next_closed_ = 0;        // next closed-loop request not yet released
+};
+
+}  // namespace engine

@@ -1,0 +1,71 @@
+#include "sim/scenario_run.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/isolated.hpp"
+#include "sim/simulation.hpp"
+
+namespace sim {
+
+engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& catalog, const engine::Plan& plan,
+                           const engine::BackendProfile& profile, std::vector<engine::Request> requests,
+                           const engine::ProgressFn& progress) {
+  Simulation simulation(platform_from_scenario(s, catalog));
+  engine::RunResult result;
+  result.nodes.resize(s.nodes.size());
+  const engine::EngineSetup setup{s, catalog, plan, profile, std::move(requests), progress};
+  simulation.spawn_all([&](engine::Runtime& rt) { engine::run_node(rt, setup, result); });
+  simulation.run();
+  for (std::size_t r = 0; r < s.nodes.size(); ++r)
+    if (result.nodes[r].error.empty() && !simulation.errors()[r].empty()) result.nodes[r].error = simulation.errors()[r];
+  return result;
+}
+
+namespace {
+
+// A slice of the workload long enough to show both prefill and decode speed.
+std::vector<engine::Request> probe_requests(const engine::Scenario& s) {
+  auto requests = engine::make_requests(s.workload, s.seed);
+  const int keep = std::min<int>(requests.size(), std::max(1, s.workload.arrival == "closed" ? s.workload.concurrency : 1));
+  requests.resize(keep);
+  for (auto& r : requests) {
+    r.output_tokens = std::min(r.output_tokens, 16);
+    r.arrival_s = 0;
+  }
+  return requests;
+}
+
+}  // namespace
+
+PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog, const engine::BackendProfile& profile) {
+  if (s.parallelism != "auto") return {engine::make_plan(s, catalog, s.parallelism), {}};
+  PlanChoice choice;
+  std::string reasons;
+  double best = 0;
+  for (const char* strategy : engine::kStrategies) {
+    PlanCandidate c{strategy, "", 0};
+    try {
+      const engine::Plan plan = engine::make_plan(s, catalog, strategy);
+      const IsolatedResult probe = run_isolated([&] {
+        const auto r = simulate(s, catalog, plan, profile, probe_requests(s));
+        for (const auto& rec : r.requests)
+          if (!rec.error.empty()) throw std::runtime_error(rec.error);
+        return fmt::format("{:.17g}", r.end_s);
+      });
+      if (!probe.ok) throw engine::PlanError("probe run failed: " + probe.output);
+      c.probe_s = std::stod(probe.output);
+      if (choice.plan.shards.empty() || c.probe_s < best) {
+        choice.plan = plan;
+        best = c.probe_s;
+      }
+    } catch (const engine::PlanError& e) {
+      c.refusal = e.what();
+      reasons += fmt::format("\n  {}: {}", strategy, e.what());
+    }
+    choice.candidates.push_back(c);
+  }
+  if (choice.plan.shards.empty()) throw engine::PlanError("no parallelism can serve this scenario:" + reasons);
+  return choice;
+}
+
+}  // namespace sim

@@ -1,0 +1,36 @@
+// Simulates a scenario: the engine's node loop on every simulated host.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/executor.hpp"
+#include "engine/planner.hpp"
+#include "engine/profile.hpp"
+#include "engine/scenario.hpp"
+#include "engine/workload.hpp"
+
+namespace sim {
+
+// Runs the workload on the plan. REQUIRES: no other Simulation in this process.
+engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& catalog, const engine::Plan& plan,
+                           const engine::BackendProfile& profile, std::vector<engine::Request> requests,
+                           const engine::ProgressFn& progress = {});
+
+struct PlanCandidate {
+  std::string strategy;
+  std::string refusal;        // why it cannot work; empty when valid
+  double probe_s = 0;         // simulated time of the probe workload
+};
+
+struct PlanChoice {
+  engine::Plan plan;
+  std::vector<PlanCandidate> candidates;   // for "auto": every strategy tried
+};
+
+// The scenario's parallelism, or for "auto" the valid strategy whose short
+// probe simulation (a slice of the workload, each in a child process) ends
+// first. Throws engine::PlanError when nothing can work, with every reason.
+PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog, const engine::BackendProfile& profile);
+
+}  // namespace sim
