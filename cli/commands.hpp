@@ -1,0 +1,15 @@
+// Each subcommand registers itself on the app; its callback stores the exit
+// status. Errors of input (exit 2) are thrown and reported by main().
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace cli {
+
+inline constexpr int kExitBreach = 1;    // an expectation or invariant failed
+inline constexpr int kExitBadInput = 2;  // the scenario or a card was refused
+
+void add_run_command(CLI::App& app, int& status);
+void add_validate_command(CLI::App& app, int& status);
+
+}  // namespace cli
