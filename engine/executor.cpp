@@ -55,13 +55,15 @@ class NodeLoop {
       }
       const double start = rt_.now();
       const double compute_before = result_.compute_s, comm_before = result_.traffic.comm_s;
+      const std::vector<std::uint64_t> bytes_before = result_.traffic.bytes_to;
       const StepShape shape = step.shape();
       if (setup_.plan.is_pipeline())
         run_pipeline_step(shape);
       else
         run_tensor_step(shape);
       result_.steps.push_back(StepTrace{start, rt_.now(), result_.compute_s - compute_before,
-                                        result_.traffic.comm_s - comm_before, shape.tokens});
+                                        result_.traffic.comm_s - comm_before, shape.tokens,
+                                        sent_since(bytes_before)});
       if (scheduler) {
         scheduler->complete(step, start, rt_.now());
         report_progress(*scheduler);
@@ -75,6 +77,12 @@ class NodeLoop {
     const auto& records = scheduler.records();
     const int done = static_cast<int>(std::count_if(records.begin(), records.end(), [](const auto& r) { return r.done(); }));
     if (done != reported_done_) setup_.progress(reported_done_ = done, static_cast<int>(records.size()), rt_.now());
+  }
+
+  // What this node sent, by destination, since `before` was taken.
+  std::vector<std::uint64_t> sent_since(std::vector<std::uint64_t> before) const {
+    for (std::size_t i = 0; i < before.size(); ++i) before[i] = result_.traffic.bytes_to[i] - before[i];
+    return before;
   }
 
   double lm_head_share() const {

@@ -3,6 +3,7 @@
 // collectives. The same code runs on SimRuntime and on real runtimes.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct StepTrace {
   double start_s = 0, end_s = 0;
   double compute_s = 0, comm_s = 0;
   int tokens = 0;
+  std::vector<std::uint64_t> bytes_to;   // sent during the step, by destination rank
 };
 
 struct NodeResult {
