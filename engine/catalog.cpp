@@ -499,6 +499,17 @@ Catalog Catalog::load(const std::string& dir) {
   return c;
 }
 
+void Catalog::add_card_file(const std::string& path) {
+  const json j = read_json(path);
+  const Obj card(path, j, "");
+  if (j.is_object() && j.contains("memory_gb"))
+    add(parse_hardware(card, path));
+  else if (j.is_object() && j.contains("bandwidth_gbps"))
+    add(parse_link(card, path));
+  else
+    throw InputError(path, "", "not a hardware card (memory_gb, ...) nor a link card (bandwidth_gbps, ...)");
+}
+
 const Catalog& Catalog::builtin() {
   static const Catalog catalog = [] {
     const char* env = std::getenv("MESHINFER_CATALOG");

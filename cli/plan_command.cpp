@@ -1,0 +1,141 @@
+// meshinfer plan: which cluster for this model? Sweeps node counts, hardware
+// mixes, links and parallelism, and ranks what works against an SLO and price.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "engine/error.hpp"
+#include "engine/scenario.hpp"
+#include "nlohmann/json.hpp"
+#include "sim/plan_sweep.hpp"
+
+namespace cli {
+
+namespace {
+
+struct PlanOptions {
+  std::string model, quant, workload_file, slo, profile = "meshinfer", out;
+  std::vector<std::string> hardware{"m3-ultra-512gb"}, links{"tb5-rdma"}, strategies, cards;
+  int max_nodes = 4;
+  int jobs = 0;
+};
+
+std::string known(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// "ttft=2s,itl=80ms" into seconds.
+void parse_slo(const std::string& text, sim::PlanQuery& q) {
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const auto eq = item.find('=');
+    const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    double seconds = 0;
+    try {
+      std::size_t used = 0;
+      seconds = std::stod(value, &used);
+      const std::string unit = value.substr(used);
+      if (unit == "ms") seconds /= 1e3;
+      else if (unit != "s" && !unit.empty()) throw std::invalid_argument(unit);
+    } catch (const std::exception&) {
+      throw engine::InputError("--slo", item, "expected ttft=<seconds>s or itl=<milliseconds>ms");
+    }
+    if (key == "ttft") q.slo_ttft_s = seconds;
+    else if (key == "itl") q.slo_itl_s = seconds;
+    else throw engine::InputError("--slo", item, "unknown SLO '" + key + "'; known: ttft, itl");
+  }
+}
+
+// A workload file holds a scenario's "workload" object. The scenario loader
+// checks it inside a wrapper cluster big enough for any catalog model (16
+// switched nodes), so its errors name the same paths as in a scenario.
+engine::Workload load_workload(const std::string& file, const std::string& model, const std::string& quant,
+                               const engine::Catalog& catalog) {
+  if (file.empty()) {
+    engine::Workload w;
+    w.prompt_tokens.value = 512;
+    w.output_tokens.value = 128;
+    return w;
+  }
+  std::ifstream in(file);
+  if (!in) throw engine::InputError(file, "", "cannot open the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json wrapper = {{"name", "plan-workload"},
+                            {"cluster", {{"nodes", nlohmann::json::array()}, {"fabric", {{"type", "full-mesh"}, {"link", "10gbe"}}}}},
+                            {"model", {{"name", model}, {"quant", quant}}},
+                            {"parallelism", "pipeline"}};
+  for (int i = 1; i <= 16; ++i) wrapper["cluster"]["nodes"].push_back({{"name", fmt::format("n{}", i)}, {"hardware", "m3-ultra-512gb"}});
+  const std::string head = wrapper.dump();
+  return engine::parse_scenario(head.substr(0, head.size() - 1) + ", \"workload\": " + text.str() + "}", file, catalog).workload;
+}
+
+int plan(PlanOptions o) {
+  engine::Catalog catalog = engine::Catalog::builtin();
+  for (const auto& card : o.cards) catalog.add_card_file(card);
+  if (!catalog.has_model(o.model)) throw engine::InputError("--model", o.model, "unknown model; known: " + known(catalog.model_names()));
+  const auto& model = catalog.model(o.model);
+  if (o.quant.empty()) o.quant = model.quantizations.front().name;
+  try {
+    model.quant(o.quant);
+  } catch (const std::out_of_range& e) {
+    throw engine::InputError("--quant", o.quant, e.what());
+  }
+  for (const auto& h : o.hardware)
+    if (!catalog.has_hardware(h)) throw engine::InputError("--hardware", h, "unknown hardware card; known: " + known(catalog.hardware_names()));
+  for (const auto& l : o.links)
+    if (!catalog.has_link(l)) throw engine::InputError("--links", l, "unknown link card; known: " + known(catalog.link_names()));
+  if (o.strategies.empty()) {
+    o.strategies = {"tensor", "tensor-uneven", "pipeline"};
+    if (model.moe) o.strategies.push_back("expert");
+  }
+  sim::PlanQuery q;
+  q.model = o.model;
+  q.quant = o.quant;
+  q.hardware = o.hardware;
+  q.max_nodes = o.max_nodes;
+  q.links = o.links;
+  q.strategies = o.strategies;
+  q.workload = load_workload(o.workload_file, o.model, o.quant, catalog);
+  parse_slo(o.slo, q);
+  q.profile = o.profile;
+  q.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+
+  const auto result = sim::run_plan_sweep(q, catalog);
+  const std::string dir = o.out.empty() ? fmt::format("reports/out/plan-{}-{}", o.model, o.quant) : o.out;
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/plan.json") << result.dump(2) << "\n";
+  std::ofstream(dir + "/plan.md") << sim::render_plan_markdown(result);
+  fmt::print("{}reports: {}/plan.json {}/plan.md\n", sim::render_plan_table(result), dir, dir);
+  // Like a failed expectation: a pipeline asking for an SLO learns nothing meets it.
+  return result["cheapest_meeting_slo"].is_null() ? kExitBreach : 0;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, int& status) {
+  auto o = std::make_shared<PlanOptions>();
+  auto* cmd = app.add_subcommand("plan", "which cluster for this model: sweep node counts, hardware, links and plans");
+  cmd->add_option("--model", o->model, "model card")->required();
+  cmd->add_option("--quant", o->quant, "quantization (default: the card's first)");
+  cmd->add_option("--hardware", o->hardware, "hardware cards to mix")->delimiter(',');
+  cmd->add_option("--max-nodes", o->max_nodes, "largest cluster to consider")->check(CLI::Range(1, 16));
+  cmd->add_option("--links", o->links, "link cards")->delimiter(',');
+  cmd->add_option("--strategies", o->strategies, "parallelism to consider (default: all that apply)")->delimiter(',');
+  cmd->add_option("--workload", o->workload_file, "JSON file with a scenario's workload object");
+  cmd->add_option("--slo", o->slo, "service level, e.g. ttft=2s,itl=80ms");
+  cmd->add_option("--profile", o->profile, "software-stack profile");
+  cmd->add_option("--card", o->cards, "what-if hardware or link card file (repeatable)");
+  cmd->add_option("--jobs", o->jobs, "worker processes (default: all cores); results do not depend on it");
+  cmd->add_option("--out", o->out, "directory for plan.json and plan.md");
+  cmd->callback([o, &status] { status = plan(*o); });
+}
+
+}  // namespace cli

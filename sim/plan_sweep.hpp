@@ -1,0 +1,36 @@
+// Capacity planning: enumerate candidate clusters (node count, hardware mix,
+// link, parallelism), drop what cannot work with the reason, simulate the
+// rest under the workload, and rank them against an SLO and a price.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/catalog.hpp"
+#include "engine/scenario.hpp"
+
+namespace sim {
+
+struct PlanQuery {
+  std::string model, quant;
+  std::vector<std::string> hardware;   // cards to mix
+  int max_nodes = 4;
+  std::vector<std::string> links;
+  std::vector<std::string> strategies;
+  engine::Workload workload;
+  double slo_ttft_s = 0, slo_itl_s = 0;   // 0: no bound
+  std::string profile = "meshinfer";
+  int jobs = 1;
+  unsigned long long seed = 1;
+};
+
+// The whole sweep as plan.json: query, candidates (kept and dropped, with
+// figures or reasons), the cheapest meeting the SLO, the fastest, and why
+// the others lose. Deterministic whatever the job count.
+nlohmann::ordered_json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog);
+
+std::string render_plan_markdown(const nlohmann::ordered_json& plan);
+std::string render_plan_table(const nlohmann::ordered_json& plan);   // for stdout
+
+}  // namespace sim

@@ -1,0 +1,78 @@
+// meshinfer plan as a user runs it: refusals, what-if cards, job-count independence.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/cli_runner.hpp"
+
+namespace {
+
+using testsupport::read_file;
+using testsupport::run_cli;
+
+const std::string kSmallSweep =
+    "plan --model qwen3-235b-a22b --quant 8bit --hardware m3-ultra-512gb,m3-ultra-256gb --max-nodes 3 "
+    "--links tb5-rdma,10gbe --strategies tensor,pipeline";
+
+TEST(Plan, JobCountDoesNotChangeTheResult) {
+  const std::string one = testsupport::fresh_dir("plan-jobs1"), two = testsupport::fresh_dir("plan-jobs2");
+  const auto a = run_cli(kSmallSweep + " --jobs 1 --out " + one);
+  const auto b = run_cli(kSmallSweep + " --jobs 2 --out " + two);
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  const std::string x = read_file(one + "/plan.json");
+  EXPECT_FALSE(x.empty());
+  EXPECT_TRUE(x == read_file(two + "/plan.json"));
+  // Refused candidates stay in the output with their reason.
+  const auto plan = nlohmann::json::parse(x);
+  bool saw_uneven_refusal = false;
+  for (const auto& c : plan["candidates"])
+    if (c["status"] == "dropped" && c["reason"].get<std::string>().find("tensor-uneven") != std::string::npos)
+      saw_uneven_refusal = true;
+  EXPECT_TRUE(saw_uneven_refusal);
+}
+
+TEST(Plan, NothingMeetsAnImpossibleSloAndSaysWhy) {
+  const std::string out = testsupport::fresh_dir("plan-impossible");
+  const auto r = run_cli(kSmallSweep + " --slo itl=1ms --out " + out);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("no simulated candidate meets the SLO"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ITL p99"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("> 1.0 ms"), std::string::npos) << r.output;
+}
+
+TEST(Plan, ModelThatFitsNowhereIsDroppedEverywhereWithTheShortfall) {
+  const std::string out = testsupport::fresh_dir("plan-nofit");
+  const auto r = run_cli("plan --model kimi-k2-thinking --hardware m3-ultra-96gb --max-nodes 2 --out " + out);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const auto plan = nlohmann::json::parse(read_file(out + "/plan.json"));
+  for (const auto& c : plan["candidates"]) {
+    EXPECT_EQ(c["status"], "dropped");
+    EXPECT_NE(c["reason"].get<std::string>().find("GB short"), std::string::npos) << c["reason"];
+  }
+}
+
+TEST(Plan, UnknownCardIsAClearError) {
+  const auto r = run_cli("plan --model qwen3-235b-a22b --hardware m5-ultra-1tb");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("m5-ultra-1tb"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("known: dgx-spark"), std::string::npos) << r.output;
+}
+
+TEST(Plan, WhatIfHardwareCardIsPlannedWith) {
+  const std::string dir = testsupport::fresh_dir("plan-whatif");
+  std::ofstream(dir + "/future-1tb.json") << R"({"memory_gb": 1000, "usable_memory_fraction": 0.9,
+    "memory_bandwidth_gbs": 1200, "peak_tflops_fp16": 40, "ports": {"thunderbolt": 5}, "ssd_read_gbs": 8,
+    "idle_watts": 10, "loaded_watts": 300, "price_usd": 15000, "boot_s": 45})";
+  const auto r = run_cli("plan --model qwen3-235b-a22b --quant bf16 --card " + dir + "/future-1tb.json --hardware future-1tb "
+                         "--max-nodes 1 --out " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto plan = nlohmann::json::parse(read_file(dir + "/plan.json"));
+  ASSERT_EQ(plan["candidates"].size(), 1u);
+  EXPECT_EQ(plan["candidates"][0]["status"], "simulated") << plan["candidates"][0].dump();
+  // 470 GB of bf16 weights fit in 900 GB: faster memory than an M3 Ultra decodes faster.
+  EXPECT_GT(plan["candidates"][0]["figures"]["decode_tokens_per_s"].get<double>(), 0);
+}
+
+}  // namespace
