@@ -20,6 +20,12 @@
 //   links         [{a, b, link, bytes_a_to_b, bytes_b_to_a, utilization}]
 //   requests      [{id, prompt_tokens, output_tokens, arrival_s, first_token_s,
 //                   finish_s, ttft_s, tokens, status, error}]  (null: never happened)
+//   timeline      {buckets, bucket_s,                 the run in equal time buckets
+//                  nodes: [{name, compute_s: [..], comm_s: [..], idle_s: [..]}],
+//                  links: [{a, b, link, bandwidth_bytes_per_s,
+//                           bytes_a_to_b: [..], bytes_b_to_a: [..]}],
+//                  tokens: [..]}                      one value per bucket
+//   distributions {ttft_s, itl_s: {start, width, counts: [..]}}   histograms
 //   expectations  [{metric, op, bound, value, pass}]  (filled by check_expectations)
 //
 // Definitions:
@@ -36,6 +42,12 @@
 //   link bytes: what each end sent to the other's rank. Traffic is counted by
 //     destination, not by cable, so parallel cables between one pair each show
 //     the pair's total, and a rerouted detour is charged to the direct cable.
+//   timeline: a step's compute, communication and bytes are spread evenly over
+//     its span (steps are far shorter than a bucket); idle is the rest of the
+//     bucket. Bytes sent between steps (rank 0's step broadcasts) are in the
+//     link totals only. tokens: output tokens produced in the bucket.
+//   histograms: `counts[i]` values in [start + i*width, start + (i+1)*width);
+//     width is 1, 2 or 5 times a power of ten; no counts when no values.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -75,6 +87,10 @@ std::string render_markdown(const nlohmann::ordered_json& report);
 // per-node totals exist), "requests" (an async span per request from arrival
 // to finish, and an instant at its first token).
 nlohmann::json render_trace(const Scenario& s, const Plan& plan, const RunResult& r);
+
+// The smallest of 1, 2 or 5 times a power of ten that is >= raw (> 0):
+// histogram bin widths, chart axis ticks.
+double nice_step(double raw);
 
 // Creates `dir` and writes report.json, report.md and trace.json into it.
 // Throws std::runtime_error when a file cannot be written.

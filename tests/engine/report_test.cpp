@@ -76,11 +76,11 @@ RunResult run() {
                 request(2, 1.0, {1.5, 2.25}, 4, "peer 1 failed: link down")};
   r.nodes.resize(2);
   r.nodes[0].compute_s = 2;
-  r.nodes[0].traffic = {0.5, {0, 1000}, {0, 10}};
-  r.nodes[0].steps = {{0, 1, 0.8, 0.2, 100}, {1, 1.5, 0.4, 0.1, 2}};
+  r.nodes[0].traffic = {.comm_s = 0.5, .bytes_to = {0, 1000}, .messages_to = {0, 10}};
+  r.nodes[0].steps = {{0, 1, 0.8, 0.2, 100, {0, 600}}, {1, 1.5, 0.4, 0.1, 2, {0, 300}}};
   r.nodes[1].compute_s = 3;
-  r.nodes[1].traffic = {1.5, {400, 0}, {4, 0}};
-  r.nodes[1].steps = {{0, 1, 0.9, 0.1, 100}};
+  r.nodes[1].traffic = {.comm_s = 1.5, .bytes_to = {400, 0}, .messages_to = {4, 0}};
+  r.nodes[1].steps = {{0, 1, 0.9, 0.1, 100, {}}};
   r.nodes[1].error = "peer 0 failed: link down";
   return r;
 }
@@ -94,7 +94,7 @@ TEST(Report, TopLevelKeysInAFixedOrder) {
   std::vector<std::string> keys;
   for (const auto& [k, _] : rep.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"schema", "scenario", "build", "plan", "summary", "nodes", "links",
-                                            "requests", "expectations"}));
+                                            "requests", "timeline", "distributions", "expectations"}));
   EXPECT_EQ(rep["schema"], "meshinfer.report/1");
   EXPECT_EQ(rep["scenario"]["seed"], 7);
   EXPECT_EQ(rep["build"]["git"], MESHINFER_GIT);
@@ -164,6 +164,77 @@ TEST(Report, LinkBytesComeFromEachEndsTraffic) {
   EXPECT_EQ(link["bytes_b_to_a"], 400);
   const double bandwidth = Catalog::builtin().link("tb5-rdma").bandwidth;
   EXPECT_DOUBLE_EQ(link["utilization"].get<double>(), 1000 / (bandwidth * 4));
+}
+
+double sum(const json& values) {
+  double total = 0;
+  for (const auto& v : values) total += v.get<double>();
+  return total;
+}
+
+// 120 buckets over 4 s: 1/30 s each. Node m1's first step [0, 1) covers
+// buckets 0-29, its second [1, 1.5) buckets 30-44.
+TEST(Report, TimelineSpreadsStepsOverBuckets) {
+  const auto tl = report()["timeline"];
+  EXPECT_EQ(tl["buckets"], 120);
+  EXPECT_DOUBLE_EQ(tl["bucket_s"].get<double>(), 4.0 / 120);
+  const auto& m1 = tl["nodes"][0];
+  EXPECT_EQ(m1["name"], "m1");
+  ASSERT_EQ(m1["compute_s"].size(), 120u);
+  EXPECT_NEAR(m1["compute_s"][0].get<double>(), 0.8 / 30, 1e-6);
+  EXPECT_NEAR(m1["comm_s"][0].get<double>(), 0.2 / 30, 1e-6);
+  EXPECT_NEAR(m1["idle_s"][0].get<double>(), 0, 1e-6);       // the step fills the bucket
+  EXPECT_NEAR(m1["compute_s"][30].get<double>(), 0.4 / 15, 1e-6);
+  EXPECT_NEAR(m1["idle_s"][30].get<double>(), 0, 1e-6);       // 0.4 + 0.1 s fill the 0.5 s step
+  EXPECT_EQ(m1["compute_s"][45], 0.0);
+  EXPECT_NEAR(m1["idle_s"][45].get<double>(), 1.0 / 30, 1e-6);
+  // Each bucket is rounded to the microsecond: 45 buckets, up to 0.5 us each.
+  EXPECT_NEAR(sum(m1["compute_s"]), 1.2, 45 * 0.5e-6);
+  EXPECT_NEAR(sum(m1["comm_s"]), 0.3, 45 * 0.5e-6);
+
+  const auto& link = tl["links"][0];
+  EXPECT_EQ(link["a"], "m1");
+  EXPECT_DOUBLE_EQ(link["bandwidth_bytes_per_s"].get<double>(), Catalog::builtin().link("tb5-rdma").bandwidth);
+  EXPECT_EQ(link["bytes_a_to_b"][0], 20);   // 600 bytes over 30 buckets
+  EXPECT_EQ(link["bytes_a_to_b"][30], 20);  // 300 over 15
+  EXPECT_EQ(sum(link["bytes_a_to_b"]), 900);
+  EXPECT_EQ(sum(link["bytes_b_to_a"]), 0);  // m2's step recorded no bytes
+
+  // Tokens at 1.0, 1.5, 2.5 | 2.0, 2.5 | 1.5, 2.25: bucket 30 holds t = 1.0.
+  EXPECT_EQ(tl["tokens"][30], 1);
+  EXPECT_EQ(tl["tokens"][45], 2);
+  EXPECT_EQ(sum(tl["tokens"]), 7);
+}
+
+// TTFT [1.0, 1.5] and ITL [0.5, 1.0, 0.5, 0.75]: a range of 0.5 in at most 20
+// bins gives 0.025, rounded up to 0.05.
+TEST(Report, DistributionsAreHistogramsOnRoundBins) {
+  const auto d = report()["distributions"];
+  EXPECT_DOUBLE_EQ(d["ttft_s"]["start"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(d["ttft_s"]["width"].get<double>(), 0.05);
+  EXPECT_EQ(sum(d["ttft_s"]["counts"]), 2);
+  EXPECT_EQ(d["ttft_s"]["counts"][0], 1);
+  const auto& itl = d["itl_s"];
+  EXPECT_DOUBLE_EQ(itl["start"].get<double>(), 0.5);
+  EXPECT_EQ(itl["counts"][0], 2);
+  EXPECT_EQ(itl["counts"][5], 1);
+  EXPECT_EQ(sum(itl["counts"]), 4);
+}
+
+TEST(Report, EmptyRunHasEmptyHistograms) {
+  RunResult empty;
+  empty.nodes.resize(2);
+  const auto rep = build_report(scenario(), Catalog::builtin(), plan(), "meshinfer", empty, 1);
+  EXPECT_TRUE(rep["distributions"]["itl_s"]["counts"].empty());
+  EXPECT_EQ(sum(rep["timeline"]["tokens"]), 0);
+}
+
+TEST(Report, NiceStepsAreOneTwoOrFiveTimesAPowerOfTen) {
+  EXPECT_DOUBLE_EQ(nice_step(0.025), 0.05);
+  EXPECT_DOUBLE_EQ(nice_step(0.2), 0.2);
+  EXPECT_DOUBLE_EQ(nice_step(3), 5);
+  EXPECT_DOUBLE_EQ(nice_step(7), 10);
+  EXPECT_DOUBLE_EQ(nice_step(1200), 2000);
 }
 
 TEST(Report, ExpectationsPassFailAndBreach) {
