@@ -65,7 +65,7 @@ int run(const RunOptions& o) {
              sum["ttft_s"]["p50"].get<double>(), sum["ttft_s"]["p99"].get<double>(),
              1e3 * sum["itl_s"]["p50"].get<double>(), sum["requests"]["completed"].get<int>(),
              sum["requests"]["failed"].get<int>(), sum["simulated_s"].get<double>());
-  fmt::print("reports: {0}/report.json {0}/report.md {0}/trace.json\n", dir);
+  fmt::print("reports: {0}/report.json {0}/report.md {0}/report.html {0}/trace.json\n", dir);
   int status = 0;
   for (const auto& c : checks) {
     if (c.pass) continue;

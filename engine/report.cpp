@@ -12,6 +12,8 @@
 #include <string_view>
 #include <utility>
 
+#include "engine/report_html.hpp"
+
 namespace engine {
 
 namespace {
@@ -543,6 +545,7 @@ void write_reports(const std::string& dir, const ordered_json& report, const jso
   std::filesystem::create_directories(root);
   write_file(root / "report.json", report.dump(2) + "\n");
   write_file(root / "report.md", render_markdown(report));
+  write_file(root / "report.html", render_html(report));
   write_file(root / "trace.json", trace.dump() + "\n");
 }
 

@@ -26,7 +26,13 @@
 //                           bytes_a_to_b: [..], bytes_b_to_a: [..]}],
 //                  tokens: [..]}                      one value per bucket
 //   distributions {ttft_s, itl_s: {start, width, counts: [..]}}   histograms
+//   events        (fault runs only) [{t_s, kind, target, detail}] in time order
+//                  (engine/events.hpp RunEvent): faults injected and what the engine
+//                  did about them; target a node name, "a-b" for a link, or empty
+//   phases        (fault runs only) [{kind, target, start_s, end_s}], e.g. detect
+//                  or recover; end_s null when still open at the end of the run
 //   expectations  [{metric, op, bound, value, pass}]  (filled by check_expectations)
+//   report.html draws events and phases when a report has them.
 //
 // Definitions:
 //   decode (prefill) tokens/s: decode (prefill) tokens over the summed duration
@@ -89,10 +95,10 @@ std::string render_markdown(const nlohmann::ordered_json& report);
 nlohmann::json render_trace(const Scenario& s, const Plan& plan, const RunResult& r);
 
 // The smallest of 1, 2 or 5 times a power of ten that is >= raw (> 0):
-// histogram bin widths, chart axis ticks.
+// histogram bin widths here, axis tick steps in report.html.
 double nice_step(double raw);
 
-// Creates `dir` and writes report.json, report.md and trace.json into it.
+// Creates `dir` and writes report.json, report.md, report.html and trace.json into it.
 // Throws std::runtime_error when a file cannot be written.
 void write_reports(const std::string& dir, const nlohmann::ordered_json& report, const nlohmann::json& trace);
 

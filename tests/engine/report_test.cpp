@@ -1,6 +1,7 @@
 // Reports from a hand-built run of two nodes and three requests: every figure
 // below is worked out by hand from the inputs in run().
 #include "engine/report.hpp"
+#include "engine/report_html.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -318,7 +319,7 @@ TEST(Report, Deterministic) {
   EXPECT_EQ(render_trace(scenario(), plan(), run()).dump(), render_trace(scenario(), plan(), run()).dump());
 }
 
-TEST(Report, WritesTheThreeFiles) {
+TEST(Report, WritesTheFourFiles) {
   const auto dir = std::filesystem::path(testing::TempDir()) / "meshinfer-report-test" / "nested";
   std::filesystem::remove_all(dir);
   const auto rep = report();
@@ -331,6 +332,7 @@ TEST(Report, WritesTheThreeFiles) {
   };
   EXPECT_EQ(read("report.json"), rep.dump(2) + "\n");
   EXPECT_EQ(read("report.md"), render_markdown(rep));
+  EXPECT_EQ(read("report.html"), render_html(rep));
   EXPECT_EQ(json::parse(read("trace.json")), render_trace(scenario(), plan(), run()));
   std::filesystem::remove_all(dir);
 }
