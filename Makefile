@@ -15,7 +15,10 @@ build: deps
 run: build
 	$(BUILD_DIR)/cli/meshinfer run $(SCENARIO)
 
+# Chromium only for the tests (headless check of report.html); where it cannot
+# be installed that test skips and says why.
 test: build
+	@scripts/install-deps --with-browser || echo "make: Chromium could not be installed; the report.html browser test will skip" >&2
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
 clean:

@@ -10,8 +10,9 @@
 
 namespace testsupport {
 
-CliResult run_cli(const std::string& args) {
-  const std::string command = std::string(MESHINFER_BINARY) + " " + args + " 2>&1";
+CliResult run_cli(const std::string& args) { return run_shell(std::string(MESHINFER_BINARY) + " " + args + " 2>&1"); }
+
+CliResult run_shell(const std::string& command) {
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) throw std::runtime_error("popen failed: " + command);
   CliResult r;

@@ -11,6 +11,8 @@ struct CliResult {
 };
 
 CliResult run_cli(const std::string& args);
+// Runs a shell command; `output` is what it printed on stdout (redirect stderr in `command`).
+CliResult run_shell(const std::string& command);
 std::string read_file(const std::string& path);
 // A fresh empty directory under the test temp dir.
 std::string fresh_dir(const std::string& name);
