@@ -9,9 +9,10 @@ CostModel::CostModel(const ModelCard& m, const Quantization& q, const HardwareCa
                      const Shard& shard)
     : model_(m), bytes_per_param_(q.bits_per_weight / 8), hw_(hw), profile_(p), shard_(shard) {}
 
-double CostModel::roofline_s(double bytes, double flops) const {
+double CostModel::roofline_s(double bytes, double flops, double expert_flops) const {
   const double memory_s = bytes / (hw_.memory_bandwidth * profile_.memory_bandwidth_efficiency);
-  const double compute_s = flops / (hw_.peak_flops * profile_.compute_efficiency);
+  const double compute_s = flops / (hw_.peak_flops * profile_.compute_efficiency) +
+                           expert_flops / (hw_.peak_flops * profile_.expert_compute_efficiency);
   return std::max(memory_s, compute_s) / speed_ + profile_.per_op_overhead_s;
 }
 
@@ -40,8 +41,10 @@ double CostModel::ffn_s(int layer, const StepShape& s) const {
   const double expert_bytes = p.per_expert * shard_.ffn_fraction * bytes_per_param_;
   const double router = p.router;
   const double bytes = (shard_.experts * touched_fraction + p.shared_experts) * expert_bytes + router * bytes_per_param_;
-  const double flops = 2 * s.tokens * (p.per_expert * shard_.ffn_fraction * (k * held_share + p.shared_experts) + router);
-  return roofline_s(bytes, flops);
+  const double routed_flops = 2 * s.tokens * p.per_expert * shard_.ffn_fraction * k * held_share;
+  const double flops = 2 * s.tokens * (p.per_expert * shard_.ffn_fraction * p.shared_experts + router);
+  // Each routed expert the step touches here costs a dispatch of its own.
+  return roofline_s(bytes, flops, routed_flops) + shard_.experts * touched_fraction * profile_.per_expert_overhead_s;
 }
 
 double CostModel::lm_head_s(const StepShape& s, double share) const {

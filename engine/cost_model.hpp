@@ -33,7 +33,8 @@ class CostModel {
   void set_speed(double factor) { speed_ = factor; }
 
  private:
-  double roofline_s(double bytes, double flops) const;
+  // `expert_flops` run at the profile's expert_compute_efficiency.
+  double roofline_s(double bytes, double flops, double expert_flops = 0) const;
 
   const ModelCard& model_;
   double bytes_per_param_;

@@ -58,6 +58,7 @@ class NodeLoop {
       const std::vector<std::uint64_t> bytes_before = result_.traffic.bytes_to;
       const StepShape shape = step.shape();
       if (setup_.plan.is_pipeline())
+      const double wait_before = result_.traffic.wait_s;
         run_pipeline_step(shape);
       else
         run_tensor_step(shape);
@@ -67,6 +68,7 @@ class NodeLoop {
       if (scheduler) {
         scheduler->complete(step, start, rt_.now());
         report_progress(*scheduler);
+      result_.steps.back().wait_s = result_.traffic.wait_s - wait_before;
       }
     }
   }

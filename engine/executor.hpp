@@ -25,6 +25,7 @@ struct StepTrace {
 };
 
 struct NodeResult {
+  double wait_s = 0;   // of comm_s: blocked in recv while the peer had not sent yet
   double compute_s = 0;
   TrafficStats traffic;
   std::vector<StepTrace> steps;

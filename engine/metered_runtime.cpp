@@ -1,5 +1,7 @@
 #include "engine/metered_runtime.hpp"
 
+#include <algorithm>
+
 namespace engine {
 
 MeteredRuntime::MeteredRuntime(Runtime& inner, TrafficStats& stats) : inner_(inner), stats_(stats) {
@@ -11,6 +13,7 @@ void MeteredRuntime::send(int dst, int tag, Payload payload) {
   const double start = inner_.now();
   stats_.bytes_to[dst] += payload.size;
   stats_.messages_to[dst] += 1;
+  payload.sent_s = start;
   inner_.send(dst, tag, std::move(payload));
   stats_.comm_s += inner_.now() - start;
 }
@@ -22,7 +25,9 @@ Payload MeteredRuntime::recv(int src, int tag, double timeout_s) {
     double start;
     ~Charge() { self->stats_.comm_s += self->inner_.now() - start; }
   } charge{this, start};
-  return inner_.recv(src, tag, timeout_s);
+  Payload p = inner_.recv(src, tag, timeout_s);
+  if (p.sent_s > start) stats_.wait_s += std::min(p.sent_s, inner_.now()) - start;
+  return p;
 }
 
 }  // namespace engine

@@ -4,12 +4,37 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "engine/error.hpp"
 
 namespace engine {
 
 namespace {
+
+// A numeric parameter: its file key, the member it sets and the file unit's
+// size in the member's unit (microseconds in the file, seconds in memory).
+struct Numeric {
+  const char* key;
+  double BackendProfile::*member;
+  double scale;
+};
+
+constexpr Numeric kNumeric[] = {
+    {"memory_bandwidth_efficiency", &BackendProfile::memory_bandwidth_efficiency, 1},
+    {"compute_efficiency", &BackendProfile::compute_efficiency, 1},
+    {"expert_compute_efficiency", &BackendProfile::expert_compute_efficiency, 1},
+    {"per_expert_overhead_us", &BackendProfile::per_expert_overhead_s, 1e-6},
+    {"per_layer_overhead_us", &BackendProfile::per_layer_overhead_s, 1e-6},
+    {"per_op_overhead_us", &BackendProfile::per_op_overhead_s, 1e-6},
+    {"per_message_overhead_us", &BackendProfile::per_message_overhead_s, 1e-6},
+};
+
+const Numeric& numeric(const std::string& key) {
+  for (const Numeric& n : kNumeric)
+    if (key == n.key) return n;
+  throw std::out_of_range("no profile parameter \"" + key + "\"");
+}
 
 // Every parameter is {"value": x, "unit": "..."} so the file documents itself.
 template <typename T>
@@ -26,7 +51,31 @@ T parameter(const nlohmann::json& j, const std::string& file, const std::string&
 
 }  // namespace
 
-BackendProfile BackendProfile::load(const std::string& catalog_dir, const std::string& name) {
+const std::vector<std::string>& BackendProfile::numeric_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out;
+    for (const Numeric& n : kNumeric) out.push_back(n.key);
+    return out;
+  }();
+  return keys;
+}
+
+double BackendProfile::get(const std::string& key) const {
+  const Numeric& n = numeric(key);
+  return this->*n.member / n.scale;
+}
+
+void BackendProfile::set(const std::string& key, double value) {
+  const Numeric& n = numeric(key);
+  this->*n.member = value * n.scale;
+}
+
+namespace {
+
+// Profiles may chain through "based_on"; a chain this long is a cycle.
+constexpr int kMaxBasedOn = 8;
+
+BackendProfile load_profile(const std::string& catalog_dir, const std::string& name, int depth) {
   const std::string file = catalog_dir + "/profiles/" + name + ".json";
   std::ifstream in(file);
   if (!in) throw InputError(file, "", "no such profile '" + name + "'");
@@ -36,17 +85,23 @@ BackendProfile BackendProfile::load(const std::string& catalog_dir, const std::s
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(file, "", e.what());
   }
-  BackendProfile p;
+  if (depth > kMaxBasedOn) throw InputError(file, "/based_on", "based_on chain too long (a cycle?)");
+  // "based_on": start from another profile's values; this file's keys override them.
+  const bool based = j.contains("based_on");
+  BackendProfile p = based ? load_profile(catalog_dir, parameter(j, file, "based_on", std::string()), depth + 1) : BackendProfile{};
   p.name = name;
-  p.memory_bandwidth_efficiency = parameter(j, file, "memory_bandwidth_efficiency", p.memory_bandwidth_efficiency);
-  p.compute_efficiency = parameter(j, file, "compute_efficiency", p.compute_efficiency);
-  p.per_layer_overhead_s = parameter(j, file, "per_layer_overhead_us", 0.0) * 1e-6;
-  p.per_op_overhead_s = parameter(j, file, "per_op_overhead_us", 0.0) * 1e-6;
-  p.per_message_overhead_s = parameter(j, file, "per_message_overhead_us", 0.0) * 1e-6;
-  p.stage_round_trip = parameter(j, file, "stage_round_trip", false);
-  for (double v : {p.memory_bandwidth_efficiency, p.compute_efficiency})
+  for (const Numeric& n : kNumeric) p.set(n.key, parameter(j, file, n.key, p.get(n.key)));
+  if (!based && !j.contains("expert_compute_efficiency")) p.expert_compute_efficiency = p.compute_efficiency;
+  p.stage_round_trip = parameter(j, file, "stage_round_trip", p.stage_round_trip);
+  for (double v : {p.memory_bandwidth_efficiency, p.compute_efficiency, p.expert_compute_efficiency})
     if (v <= 0 || v > 1) throw InputError(file, "", "efficiencies must be in (0, 1]");
   return p;
+}
+
+}  // namespace
+
+BackendProfile BackendProfile::load(const std::string& catalog_dir, const std::string& name) {
+  return load_profile(catalog_dir, name, 0);
 }
 
 }  // namespace engine

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace engine {
 
@@ -11,6 +12,8 @@ struct BackendProfile {
   std::string name;
   double memory_bandwidth_efficiency = 0.5;  // fraction of card bandwidth
   double compute_efficiency = 0.5;           // fraction of card FLOP/s
+  double expert_compute_efficiency = 0.5;    // the same for routed-expert matmuls (default: compute_efficiency)
+  double per_expert_overhead_s = 0;          // per routed expert a step touches on a node
   double per_layer_overhead_s = 0;
   double per_op_overhead_s = 0;
   double per_message_overhead_s = 0;         // on top of the link card's
@@ -18,6 +21,11 @@ struct BackendProfile {
 
   // Loads catalog_dir/profiles/NAME.json. Throws InputError.
   static BackendProfile load(const std::string& catalog_dir, const std::string& name);
+
+  // The numeric parameters by their file key, in the file's unit (for fitting).
+  static const std::vector<std::string>& numeric_keys();
+  double get(const std::string& key) const;          // throws std::out_of_range
+  void set(const std::string& key, double value);    // throws std::out_of_range
 };
 
 }  // namespace engine

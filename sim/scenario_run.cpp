@@ -10,7 +10,10 @@ namespace sim {
 engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& catalog, const engine::Plan& plan,
                            const engine::BackendProfile& profile, std::vector<engine::Request> requests,
                            const engine::ProgressFn& progress) {
-  Simulation simulation(platform_from_scenario(s, catalog));
+  PlatformSpec platform = platform_from_scenario(s, catalog);
+  // The stack's transport adds its own software cost to every message (on hardware it is simply paid).
+  for (Wire& w : platform.wires) w.card.per_message_overhead_s += profile.per_message_overhead_s;
+  Simulation simulation(std::move(platform));
   engine::RunResult result;
   result.nodes.resize(s.nodes.size());
   const engine::EngineSetup setup{s, catalog, plan, profile, std::move(requests), progress};
