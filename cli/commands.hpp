@@ -12,5 +12,6 @@ inline constexpr int kExitBadInput = 2;  // the scenario or a card was refused
 void add_run_command(CLI::App& app, int& status);
 void add_validate_command(CLI::App& app, int& status);
 void add_plan_command(CLI::App& app, int& status);
+void add_calibrate_command(CLI::App& app, int& status);
 
 }  // namespace cli

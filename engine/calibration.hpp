@@ -1,0 +1,74 @@
+// Published measurements and the scenarios that reproduce them: which stack
+// (profile), cluster, link and plan each row ran on, and the error measures a
+// fit minimises. Pure: running the scenarios is sim/calibration's job.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/profile.hpp"
+#include "engine/scenario.hpp"
+
+namespace engine {
+
+// One row to simulate: a published measurement, or a prediction (published 0).
+struct CalibrationRow {
+  std::string model;
+  std::string quant;           // as simulated
+  bool quant_uncertain = false;  // published as "q4_k_m?": simulated as q4_k_m
+  std::string system;          // as published: exo-tensor-rdma, llamacpp-rpc-tcp, llamacpp-local, exo-mlx
+  std::string stack;           // the profile that models it
+  int nodes = 1;
+  bool prefill = false;        // false: batch-1 decode
+  int prompt_tokens = 0;       // prefill rows
+  double published = 0;        // tokens/s; 0 when not measured
+
+  std::string label() const;   // "qwen3-235b-a22b 8bit decode x2 (exo-tensor-rdma)"
+};
+
+struct Measurements {
+  std::vector<std::string> cluster;   // hardware of each node; an n-node row ran on the first n
+  std::vector<CalibrationRow> rows;
+};
+
+// Reads published.json's "cluster", "decode" and "prefill". Throws InputError.
+Measurements load_measurements(const std::string& file);
+
+// The profile that models a published system: exo's MLX (exo-tensor-rdma,
+// exo-mlx) or llama.cpp (llamacpp-rpc-tcp, llamacpp-local: same software on
+// the same hardware). Throws InputError for an unknown system.
+std::string stack_of(const std::string& system);
+
+// How a stack runs: its link and its plan.
+struct StackSetup {
+  std::string link;
+  std::string parallelism;
+};
+StackSetup stack_setup(const std::string& stack);
+
+// The scenario of a row on the first `row.nodes` of `cluster`, over a full mesh of
+// `link` (empty: the stack's): a batch-1 decode after a short prompt, or one request
+// of prompt_tokens producing a single token.
+Scenario row_scenario(const CalibrationRow& row, const std::vector<std::string>& cluster, const std::string& link = "");
+
+// Decode tokens generated per decode row (the first comes from the prefill step).
+inline constexpr int kDecodeOutputTokens = 32;
+inline constexpr int kDecodePromptTokens = 32;
+
+// A profile parameter the fit may move: {"value", "unit", "fit": [lower, upper]}
+// in the profile file, bounds in the file's unit.
+struct FitParameter {
+  std::string key;
+  double lower = 0, upper = 0;
+};
+// The parameters of profile file `file` that carry "fit" bounds. Throws InputError.
+std::vector<FitParameter> fit_parameters(const std::string& file);
+// Writes `file` again to `out` with the numeric values of `p`: every other field
+// (units, bounds, notes) is kept, one top-level key per line.
+void write_profile(const std::string& file, const std::string& out, const BackendProfile& p);
+
+double relative_error(double simulated, double published);
+// Sum of squared relative errors: what the fit minimises.
+double squared_error(const std::vector<double>& simulated, const std::vector<CalibrationRow>& rows);
+
+}  // namespace engine

@@ -1,0 +1,53 @@
+// Runs calibration rows (each in a child process: one SimGrid engine per
+// process) and fits a profile's free parameters to the published figures.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/calibration.hpp"
+#include "engine/catalog.hpp"
+#include "engine/profile.hpp"
+
+namespace sim {
+
+// One decode token on one node, averaged over a row's decode steps.
+struct TokenBreakdown {
+  std::string node, hardware;
+  double token_s = 0;     // from the start of one step to the start of the next
+  double compute_s = 0;   // the node's own ops
+  double comm_s = 0;      // in send/recv while a message was under way
+  double wait_s = 0;      // blocked on a peer that had not sent yet, or between steps
+};
+
+struct RowRun {
+  double tokens_per_s = 0;   // decode or prefill, as the row measures
+  std::string refusal;       // the planner's reason when the model cannot be placed
+  std::string strategy;      // the plan that ran
+  std::vector<TokenBreakdown> nodes;   // decode rows
+};
+
+// Simulates `row` on the first row.nodes of `cluster` in a child process.
+// `link` overrides the stack's link card (it must be in `catalog`).
+// Throws std::runtime_error when the simulation fails.
+RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>& cluster,
+               const engine::Catalog& catalog, const engine::BackendProfile& profile, const std::string& link = "");
+
+// tokens/s of every row; throws when one cannot be placed or fails.
+std::vector<double> simulate_rows(const std::vector<engine::CalibrationRow>& rows, const std::vector<std::string>& cluster,
+                                  const engine::Catalog& catalog, const engine::BackendProfile& profile);
+
+struct FitResult {
+  engine::BackendProfile profile;
+  std::vector<double> simulated;   // per row, with the fitted profile
+  double squared_error = 0;
+  int evaluations = 0;
+};
+
+// Least squares on relative error over `rows`, each parameter within its bounds,
+// with NLopt's bounded derivative-free BOBYQA, starting from `start`.
+FitResult fit_profile(const std::vector<engine::CalibrationRow>& rows, const std::vector<std::string>& cluster,
+                      const engine::Catalog& catalog, const engine::BackendProfile& start,
+                      const std::vector<engine::FitParameter>& parameters, int max_evaluations);
+
+}  // namespace sim

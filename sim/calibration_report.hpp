@@ -1,0 +1,16 @@
+// reports/calibration.md: every published row against the simulation, the
+// fitted parameters, and predictions for rows nobody measured.
+#pragma once
+
+#include <string>
+
+#include "engine/calibration.hpp"
+#include "engine/catalog.hpp"
+
+namespace sim {
+
+// Simulates with the catalog's committed profiles and writes the report to `out`.
+void write_calibration_report(const engine::Measurements& m, const std::string& measurements_file,
+                              const engine::Catalog& catalog, const std::string& out);
+
+}  // namespace sim

@@ -1,0 +1,85 @@
+// Measurements file parsing, the scenario each row becomes, and profile files
+// the fit reads and rewrites.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/calibration.hpp"
+#include "engine/error.hpp"
+
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+constexpr const char* kMeasurements = R"({
+  "cluster": {"nodes": ["m3-ultra-512gb", "m3-ultra-512gb", "m3-ultra-256gb", "m3-ultra-256gb"]},
+  "decode": [{"model": "qwen3-235b-a22b", "quant": "q4_k_m?", "system": "llamacpp-rpc-tcp", "nodes": 4, "tokens_per_s": 15.2}],
+  "prefill": [{"model": "llama-3.1-8b", "quant": "fp16", "system": "exo-mlx", "nodes": 1, "prompt_tokens": 8192, "seconds": 5.57}]
+})";
+
+TEST(CalibrationRows, UncertainQuantIsSimulatedAsNamedAndDurationsBecomeRates) {
+  const auto m = engine::load_measurements(write_temp("calibration_rows.json", kMeasurements));
+  ASSERT_EQ(m.rows.size(), 2u);
+  EXPECT_EQ(m.rows[0].quant, "q4_k_m");
+  EXPECT_TRUE(m.rows[0].quant_uncertain);
+  EXPECT_EQ(m.rows[0].stack, "llamacpp-rpc-tcp");
+  EXPECT_TRUE(m.rows[1].prefill);
+  EXPECT_EQ(m.rows[1].stack, "exo-tensor-rdma");
+  EXPECT_NEAR(m.rows[1].published, 8192 / 5.57, 1e-9);
+}
+
+TEST(CalibrationRows, ScenarioRunsOnTheFirstNodesOverTheStacksLinkAndPlan) {
+  const auto m = engine::load_measurements(write_temp("calibration_rows.json", kMeasurements));
+  const auto s = engine::row_scenario(m.rows[0], m.cluster);
+  ASSERT_EQ(s.nodes.size(), 4u);
+  EXPECT_EQ(s.nodes[2].hardware, "m3-ultra-256gb");
+  EXPECT_EQ(s.fabric.link, "tb5-tcp");
+  EXPECT_EQ(s.fabric.cables.size(), 6u);
+  EXPECT_EQ(s.parallelism, "pipeline");
+  EXPECT_EQ(s.workload.output_tokens.value, engine::kDecodeOutputTokens);
+  const auto p = engine::row_scenario(m.rows[1], m.cluster);
+  EXPECT_EQ(p.fabric.link, "tb5-rdma");
+  EXPECT_EQ(p.parallelism, "tensor");
+  EXPECT_EQ(p.workload.prompt_tokens.value, 8192);
+  EXPECT_EQ(p.workload.output_tokens.value, 1);
+}
+
+TEST(CalibrationRows, UnknownSystemIsRefusedWithItsPath) {
+  const auto file = write_temp("calibration_bad.json", R"({"cluster": {"nodes": ["m3-ultra-512gb"]}, "prefill": [],
+    "decode": [{"model": "x", "quant": "8bit", "system": "vllm", "nodes": 1, "tokens_per_s": 1}]})");
+  try {
+    engine::load_measurements(file);
+    FAIL() << "accepted an unknown system";
+  } catch (const engine::InputError& e) {
+    EXPECT_EQ(e.json_path(), "/decode/0/system");
+  }
+}
+
+TEST(CalibrationProfiles, RewriteKeepsUnitsAndBoundsAndReadsBack) {
+  const auto file = write_temp("profile_in.json", R"({
+  "name": "p",
+  "memory_bandwidth_efficiency": {"value": 0.5, "unit": "fraction", "fit": [0.3, 0.95]},
+  "per_layer_overhead_us": {"value": 10, "unit": "us"}
+})");
+  const auto bounds = engine::fit_parameters(file);
+  ASSERT_EQ(bounds.size(), 1u);
+  EXPECT_EQ(bounds[0].key, "memory_bandwidth_efficiency");
+  EXPECT_EQ(bounds[0].upper, 0.95);
+  engine::BackendProfile p;
+  p.memory_bandwidth_efficiency = 0.81234567;
+  p.per_layer_overhead_s = 12e-6;
+  const auto out = (std::filesystem::temp_directory_path() / "profile_out.json").string();
+  engine::write_profile(file, out, p);
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(R"("memory_bandwidth_efficiency": {"value":0.8123,"unit":"fraction","fit":[0.3,0.95]})"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("per_layer_overhead_us": {"value":12.0,"unit":"us"})"), std::string::npos) << text;
+  EXPECT_EQ(engine::fit_parameters(out).size(), 1u);
+}
+
+}  // namespace
