@@ -72,6 +72,17 @@ int run(const RunOptions& o) {
     fmt::print(stderr, "{}\n", engine::describe_breach(c));
     status = kExitBreach;
   }
+  for (const auto& violation : report["invariants"]) {
+    fmt::print(stderr, "invariant violated: {}\n", violation.get<std::string>());
+    status = kExitBreach;
+  }
+  const auto& faults = report["faults"];
+  if (faults["injected"].get<int>() > 0) {
+    auto seconds = [](const auto& v) { return v.is_null() ? std::string("never") : fmt::format("{:.3f} s", v.template get<double>()); };
+    fmt::print("faults: {} injected, detected after {}, recovered after {}, downtime {}, {} tokens recomputed\n",
+               faults["injected"].get<int>(), seconds(faults["time_to_detect_s"]), seconds(faults["time_to_recover_s"]),
+               seconds(faults["downtime_s"]), faults["tokens_recomputed"].get<long>());
+  }
   return status;
 }
 

@@ -5,6 +5,7 @@
 #include "engine/backend.hpp"
 #include "engine/collectives.hpp"
 #include "engine/error.hpp"
+#include "engine/member_runtime.hpp"
 
 namespace engine {
 
@@ -20,12 +21,14 @@ constexpr double kTokenIdBytes = 4;
 
 class NodeLoop {
  public:
-  NodeLoop(Runtime& raw, const EngineSetup& setup, NodeResult& result)
+  // `rt`: this epoch's member runtime (logical ranks index `plan.shards`).
+  NodeLoop(Runtime& rt, const EngineSetup& setup, const Plan& plan, NodeResult& result)
       : setup_(setup),
+        plan_(plan),
         model_(setup.catalog.model(setup.scenario.model)),
-        shard_(setup.plan.shards[raw.rank()]),
+        shard_(plan.shards[rt.rank()]),
         result_(result),
-        rt_(raw, result.traffic),
+        rt_(rt),
         backend_(rt_, CostModel(model_, model_.quant(setup.scenario.quant), setup.catalog.hardware(shard_.hardware),
                                 setup.profile, shard_),
                  lm_head_share()),
@@ -55,20 +58,20 @@ class NodeLoop {
       }
       const double start = rt_.now();
       const double compute_before = result_.compute_s, comm_before = result_.traffic.comm_s;
+      const double wait_before = result_.traffic.wait_s;
       const std::vector<std::uint64_t> bytes_before = result_.traffic.bytes_to;
       const StepShape shape = step.shape();
-      if (setup_.plan.is_pipeline())
-      const double wait_before = result_.traffic.wait_s;
+      if (plan_.is_pipeline())
         run_pipeline_step(shape);
       else
         run_tensor_step(shape);
       result_.steps.push_back(StepTrace{start, rt_.now(), result_.compute_s - compute_before,
                                         result_.traffic.comm_s - comm_before, shape.tokens,
                                         sent_since(bytes_before)});
+      result_.steps.back().wait_s = result_.traffic.wait_s - wait_before;
       if (scheduler) {
         scheduler->complete(step, start, rt_.now());
         report_progress(*scheduler);
-      result_.steps.back().wait_s = result_.traffic.wait_s - wait_before;
       }
     }
   }
@@ -88,8 +91,8 @@ class NodeLoop {
   }
 
   double lm_head_share() const {
-    if (setup_.plan.strategy == "expert") return 1.0;  // replicated: every node computes it
-    if (setup_.plan.is_pipeline()) return shard_.node == static_cast<int>(setup_.plan.shards.size()) - 1 ? 1.0 : 0.0;
+    if (plan_.strategy == "expert") return 1.0;  // replicated: every node computes it
+    if (plan_.is_pipeline()) return shard_.node == static_cast<int>(plan_.shards.size()) - 1 ? 1.0 : 0.0;
     return shard_.vocab_fraction;
   }
 
@@ -112,7 +115,7 @@ class NodeLoop {
   // Tensor and expert parallel: every node runs every layer on its share and
   // the partial results are summed after attention and after the FFN.
   void run_tensor_step(const StepShape& shape) {
-    const bool expert = setup_.plan.strategy == "expert";
+    const bool expert = plan_.strategy == "expert";
     for (int layer = 0; layer < model_.layers; ++layer) {
       compute(OpKind::kAttention, layer, shape);
       if (!expert) all_reduce_activations(shape);  // expert parallel replicates attention
@@ -176,36 +179,187 @@ class NodeLoop {
   }
 
   const EngineSetup& setup_;
+  const Plan& plan_;
   const ModelCard& model_;
   const Shard& shard_;
   NodeResult& result_;
-  MeteredRuntime rt_;
+  Runtime& rt_;
   ModelledBackend backend_;
   const LinkCard& link_;
   double timeout_s_;
   int reported_done_ = 0;
 };
 
+
+// The scenario restricted to `members` (physical ranks), to re-place the model on them.
+Scenario restricted(const Scenario& s, const std::vector<int>& members) {
+  Scenario r = s;
+  r.nodes.clear();
+  r.fabric.cables.clear();
+  for (int p : members) r.nodes.push_back(s.nodes[p]);
+  for (const Cable& c : s.fabric.cables) {
+    const auto a = std::find(members.begin(), members.end(), c.a), b = std::find(members.begin(), members.end(), c.b);
+    if (a == members.end() || b == members.end()) continue;
+    Cable kept = c;
+    kept.a = static_cast<int>(a - members.begin());
+    kept.b = static_cast<int>(b - members.begin());
+    r.fabric.cables.push_back(kept);
+  }
+  return r;
+}
+
+int strategy_index(const std::string& strategy) {
+  for (int i = 0; i < static_cast<int>(std::size(kStrategies)); ++i)
+    if (strategy == kStrategies[i]) return i;
+  return 0;
+}
+
+// A node of the instance across epochs: runs the node loop, and when a
+// member fails, the coordinator (rank 0) applies the recovery policy and the
+// others follow its decision.
+class Node {
+ public:
+  Node(Runtime& rt, Membership& m, const EngineSetup& setup, RunResult& out)
+      : physical_(rt, out.nodes.at(rt.rank()).traffic), m_(m), setup_(setup), out_(out), plan_(setup.plan) {
+    for (int p = 0; p < rt.world(); ++p) members_.push_back(p);
+  }
+
+  void run() {
+    Scheduler* scheduler = physical_.rank() == 0 ? out_.scheduler.get() : nullptr;
+    for (;;) {
+      m_.set_epoch(epoch_);
+      MemberRuntime member(physical_, m_, members_, epoch_);
+      std::string cause;
+      int lost = -1;
+      try {
+        NodeLoop(member, setup_, plan_, out_.nodes[physical_.rank()]).run(scheduler);
+        return;
+      } catch (const PeerFailure& e) {
+        cause = e.what();
+        lost = e.peer();
+      } catch (const Timeout& e) {
+        cause = e.what();
+        lost = e.peer();  // physical, like PeerFailure's
+      } catch (const Reconfigure& e) {
+        cause = e.what();
+      }
+      if (scheduler ? !coordinate(*scheduler, lost, cause) : !follow(lost, cause)) return;
+    }
+  }
+
+ private:
+  double now() const { return physical_.now(); }
+  std::string name(int p) const { return p >= 0 ? setup_.scenario.nodes[p].name : std::string(); }
+  void note(const std::string& kind, int node, const std::string& detail) {
+    out_.events.push_back({now(), kind, name(node), detail});
+  }
+
+  // Rank 0: detect, decide, tell the members. False when the instance ends.
+  bool coordinate(Scheduler& scheduler, int lost, const std::string& cause) {
+    note("detected", lost, cause);
+    ++epoch_;
+    m_.set_epoch(epoch_);  // heartbeats now carry it: members blocked on a live peer stop waiting
+    std::vector<int> survivors;
+    for (int p : members_)
+      if (p != lost && (p == 0 || !m_.suspected(p, now()))) survivors.push_back(p);
+    std::string refusal = "policy is fail-stop";
+    if (setup_.scenario.recovery == "replan") {
+      const Scenario placed = restricted(setup_.scenario, survivors);
+      for (const char* strategy : {plan_.strategy.c_str(), "tensor", "tensor-uneven", "pipeline"}) {
+        try {
+          Plan next = make_plan(placed, setup_.catalog, strategy);
+          // Every old member hears it, so one left out (alive but cut off) leaves cleanly.
+          tell(members_, {ControlMessage::kReconfigure, epoch_, lost, strategy_index(strategy), {survivors.begin(), survivors.end()}});
+          members_ = survivors;
+          plan_ = std::move(next);
+          reload_weights();
+          out_.tokens_recomputed += scheduler.requeue_in_flight(plan_.kv_capacity_tokens);
+          note("recovered", lost, "re-placed on " + std::to_string(survivors.size()) + " node(s) as " + plan_.strategy);
+          return true;
+        } catch (const PlanError& e) {
+          refusal = e.what();
+        }
+      }
+      refusal = "cannot re-place on the survivors: " + refusal;
+    }
+    tell(members_, {ControlMessage::kStop, epoch_, lost, 0, {}});
+    scheduler.fail_all(now(), "instance failed: " + cause + " (" + refusal + ")");
+    note("instance-failed", lost, refusal);
+    return false;
+  }
+
+  void tell(const std::vector<int>& to, const ControlMessage& msg) {
+    for (int p : to) {
+      if (p == physical_.rank()) continue;
+      try {
+        physical_.send(p, kControlTag, msg.encode());
+      } catch (const PeerFailure&) {
+        // It will learn nothing more; the others go on.
+      }
+    }
+  }
+
+  // The new shard's weights come from local SSD at the hardware card's read rate.
+  void reload_weights() {
+    const auto me = std::find(members_.begin(), members_.end(), physical_.rank()) - members_.begin();
+    const Shard& shard = plan_.shards[me];
+    physical_.sleep_for(shard.weight_bytes / setup_.catalog.hardware(shard.hardware).ssd_read_bandwidth);
+  }
+
+  // Other ranks: report what was seen, then do what rank 0 decides. False
+  // when this node leaves the instance.
+  bool follow(int lost, const std::string& cause) {
+    if (lost >= 0) tell({0}, {ControlMessage::kAbort, epoch_, lost, 0, {}});
+    for (;;) {
+      ControlMessage msg;
+      try {
+        msg = ControlMessage::decode(physical_.recv(0, kControlTag, m_.heartbeat_s()));
+      } catch (const Timeout&) {
+        if (m_.suspected(0, now())) {
+          out_.nodes[physical_.rank()].error = "coordinator " + name(0) + " lost (" + cause + ")";
+          note("detected", 0, "no word from the coordinator; " + name(physical_.rank()) + " leaves the instance");
+          return false;
+        }
+        continue;
+      } catch (const PeerFailure& e) {
+        out_.nodes[physical_.rank()].error = std::string("coordinator unreachable: ") + e.what();
+        return false;
+      }
+      if (msg.epoch <= epoch_ || msg.kind == ControlMessage::kAbort) continue;  // fenced: an older decision
+      epoch_ = msg.epoch;
+      if (msg.kind == ControlMessage::kStop) return false;
+      members_.assign(msg.members.begin(), msg.members.end());
+      if (std::find(members_.begin(), members_.end(), physical_.rank()) == members_.end()) return false;
+      plan_ = make_plan(restricted(setup_.scenario, members_), setup_.catalog, kStrategies[msg.strategy]);
+      reload_weights();
+      return true;
+    }
+  }
+
+  MeteredRuntime physical_;
+  Membership& m_;
+  const EngineSetup& setup_;
+  RunResult& out_;
+  Plan plan_;
+  std::vector<int> members_;
+  int epoch_ = 0;
+};
+
 }  // namespace
 
-void run_node(Runtime& rt, const EngineSetup& setup, RunResult& out) {
-  NodeResult& mine = out.nodes.at(rt.rank());
-  NodeLoop loop(rt, setup, mine);
-  if (rt.rank() != 0) {
-    loop.run(nullptr);
-    return;
-  }
-  Scheduler scheduler(setup.requests, setup.scenario.workload, setup.plan.kv_capacity_tokens);
-  try {
-    loop.run(&scheduler);
-  } catch (const std::exception& e) {
-    // The instance is lost: every request still in flight ends with the cause.
-    scheduler.fail_all(rt.now(), std::string("instance failed: ") + e.what());
-    mine.error = e.what();
-  }
-  out.requests = scheduler.records();
-  out.steps = scheduler.steps();
-  out.end_s = rt.now();
+void run_node(Runtime& rt, Membership& m, const EngineSetup& setup, RunResult& out) {
+  if (rt.rank() == 0)
+    out.scheduler = std::make_shared<Scheduler>(setup.requests, setup.scenario.workload, setup.plan.kv_capacity_tokens);
+  Node(rt, m, setup, out).run();
+}
+
+void finish_run(RunResult& out, double end_s) {
+  out.end_s = end_s;
+  if (!out.scheduler) return;
+  // A request still open here was in flight when the coordinator went down.
+  out.scheduler->fail_all(end_s, "coordinator lost before the request ended");
+  out.requests = out.scheduler->records();
+  out.steps = out.scheduler->steps();
 }
 
 }  // namespace engine

@@ -5,10 +5,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/catalog.hpp"
+#include "engine/events.hpp"
+#include "engine/membership.hpp"
 #include "engine/metered_runtime.hpp"
 #include "engine/planner.hpp"
 #include "engine/profile.hpp"
@@ -22,10 +25,10 @@ struct StepTrace {
   double compute_s = 0, comm_s = 0;
   int tokens = 0;
   std::vector<std::uint64_t> bytes_to;   // sent during the step, by destination rank
+  double wait_s = 0;   // of comm_s: blocked in recv while the peer had not sent yet
 };
 
 struct NodeResult {
-  double wait_s = 0;   // of comm_s: blocked in recv while the peer had not sent yet
   double compute_s = 0;
   TrafficStats traffic;
   std::vector<StepTrace> steps;
@@ -34,9 +37,13 @@ struct NodeResult {
 
 struct RunResult {
   std::vector<NodeResult> nodes;
-  std::vector<RequestRecord> requests;  // from rank 0's scheduler
+  std::vector<RequestRecord> requests;  // from rank 0's scheduler, by finish_run()
   std::vector<StepRecord> steps;
+  std::vector<RunEvent> events;         // faults injected and what the engine did
+  long tokens_recomputed = 0;           // KV rebuilt after re-placements
   double end_s = 0;
+  // Rank 0's scheduler, kept here so its records outlive a coordinator that died.
+  std::shared_ptr<Scheduler> scheduler;
 };
 
 // Called on rank 0 after each request ends: (requests done, total, simulated seconds).
@@ -51,8 +58,14 @@ struct EngineSetup {
   ProgressFn progress;
 };
 
-// Runs node `rt.rank()` to the end of the workload; fills out.nodes[rank]
-// (and, on rank 0, the requests and steps). REQUIRES: out.nodes sized to world.
-void run_node(Runtime& rt, const EngineSetup& setup, RunResult& out);
+// Runs node `rt.rank()` to the end of the workload, through failures as the
+// scenario's recovery policy says; `m` is fed by the node's heartbeat loop.
+// Fills out.nodes[rank]; rank 0 also owns out.scheduler and notes events.
+// REQUIRES: out.nodes sized to world.
+void run_node(Runtime& rt, Membership& m, const EngineSetup& setup, RunResult& out);
+
+// After every node ended: the requests and steps from the scheduler, any
+// request still open failed with its cause.
+void finish_run(RunResult& out, double end_s);
 
 }  // namespace engine

@@ -24,6 +24,7 @@ class MeteredRuntime : public Runtime {
   int world() const override { return inner_.world(); }
   double now() const override { return inner_.now(); }
   void sleep_for(double seconds) override { inner_.sleep_for(seconds); }
+  void compute(double seconds) override { inner_.compute(seconds); }
   void send(int dst, int tag, Payload payload) override;
   Payload recv(int src, int tag, double timeout_s) override;
 

@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
 
+#include "engine/invariants.hpp"
 #include "engine/report_html.hpp"
 
 namespace engine {
@@ -124,6 +126,69 @@ ordered_json summary_json(const RunResult& r) {
           {"output_tokens", output_tokens},
           {"simulated_s", r.end_s},
           {"availability", total > 0 ? ratio(done, total) : 1.0}};
+}
+
+bool injected(const RunEvent& e) {
+  return std::find(kFaultKinds.begin(), kFaultKinds.end(), e.kind) != kFaultKinds.end();
+}
+
+// First time an event of `kind` happened at or after `from`; negative when none.
+double first(const RunResult& r, const std::string& kind, double from) {
+  for (const RunEvent& e : r.events)
+    if (e.kind == kind && e.t_s >= from) return e.t_s;
+  return -1;
+}
+
+ordered_json events_json(const RunResult& r) {
+  ordered_json out = ordered_json::array();
+  for (const RunEvent& e : r.events) out.push_back({{"t_s", e.t_s}, {"kind", e.kind}, {"target", e.target}, {"detail", e.detail}});
+  return out;
+}
+
+// From each detection to the recovery (or the instance's end) that followed it;
+// an end of null means the run ended first.
+ordered_json phases_json(const RunResult& r) {
+  ordered_json out = ordered_json::array();
+  for (std::size_t i = 0; i < r.events.size(); ++i) {
+    const RunEvent& e = r.events[i];
+    if (e.kind != "detected" || (!out.empty() && out.back()["end_s"].is_null())) continue;
+    ordered_json phase{{"kind", "recovery"}, {"target", e.target}, {"start_s", e.t_s}, {"end_s", nullptr}};
+    for (std::size_t j = i + 1; j < r.events.size(); ++j)
+      if (r.events[j].kind == "recovered" || r.events[j].kind == "instance-failed") {
+        phase["end_s"] = r.events[j].t_s;
+        break;
+      }
+    if (!out.empty() && out.back()["end_s"] == phase["end_s"]) continue;  // the same recovery, noticed twice
+    out.push_back(phase);
+  }
+  return out;
+}
+
+// What the faults cost: detection and recovery times from the first fault,
+// downtime until serving again (or the end), work redone, failures by cause.
+ordered_json faults_json(const RunResult& r) {
+  int count = 0;
+  double fault = -1;
+  for (const RunEvent& e : r.events)
+    if (injected(e)) {
+      ++count;
+      if (fault < 0) fault = e.t_s;
+    }
+  const double detected = fault >= 0 ? first(r, "detected", fault) : -1;
+  const double recovered = detected >= 0 ? first(r, "recovered", detected) : -1;
+  std::map<std::string, int> causes;
+  for (const RequestRecord& rec : r.requests)
+    if (!rec.error.empty()) causes[rec.error] += 1;
+  ordered_json by_cause = ordered_json::object();
+  for (const auto& [cause, n] : causes) by_cause[cause] = n;
+  return {{"injected", count},
+          {"first_fault_s", time_or_null(fault)},
+          {"time_to_detect_s", detected >= 0 ? ordered_json(detected - fault) : ordered_json(nullptr)},
+          {"time_to_recover_s", recovered >= 0 ? ordered_json(recovered - detected) : ordered_json(nullptr)},
+          {"downtime_s", fault >= 0 && detected >= 0 ? ordered_json((recovered >= 0 ? recovered : r.end_s) - fault)
+                                                      : ordered_json(0.0)},
+          {"tokens_recomputed", r.tokens_recomputed},
+          {"failed_by_cause", by_cause}};
 }
 
 ordered_json nodes_json(const Scenario& s, const RunResult& r) {
@@ -396,6 +461,12 @@ ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan&
   report["requests"] = requests_json(r);
   report["timeline"] = timeline_json(s, catalog, r);
   report["distributions"] = distributions_json(r);
+  report["events"] = events_json(r);
+  report["phases"] = phases_json(r);
+  report["faults"] = faults_json(r);
+  if (!report["faults"]["time_to_recover_s"].is_null())
+    report["summary"]["recovery_s"] = report["faults"]["downtime_s"];
+  report["invariants"] = check_invariants(s, r);
   report["expectations"] = ordered_json::array();
   return report;
 }

@@ -33,6 +33,9 @@ class Runtime {
   // Seconds since the start of the run (simulated or real).
   virtual double now() const = 0;
   virtual void sleep_for(double seconds) = 0;
+  // Spends `seconds` of this node's compute at full speed; a throttled node
+  // takes longer. The default is a plain sleep (real hardware throttles itself).
+  virtual void compute(double seconds) { sleep_for(seconds); }
 
   // Eager, non-blocking: returns once the payload is handed to the transport.
   // Messages from one sender to one receiver arrive in order.

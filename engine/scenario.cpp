@@ -492,7 +492,7 @@ void read_recovery(Object& root, Scenario& s) {
 
 // "a-b" names the cable(s) between nodes a and b. Node names may hold '-', so
 // every split is tried and exactly one must name two nodes.
-void check_link_target(const Value& v, const Scenario& s) {
+std::pair<int, int> check_link_target(const Value& v, const Scenario& s) {
   const std::string& t = v.raw().get_ref<const std::string&>();
   std::vector<std::pair<int, int>> found;
   for (auto dash = t.find('-'); dash != std::string::npos; dash = t.find('-', dash + 1)) {
@@ -508,6 +508,7 @@ void check_link_target(const Value& v, const Scenario& s) {
     return (c.a == a && c.b == b) || (c.a == b && c.b == a);
   });
   if (!cabled) v.fail(fmt::format("no cable joins {} and {}", s.nodes[a].name, s.nodes[b].name));
+  return {a, b};
 }
 
 void read_faults(Object& root, Scenario& s) {
@@ -525,8 +526,8 @@ void read_faults(Object& root, Scenario& s) {
     if (on_link || on_node) {
       Value target = o.need("target");
       f.target = target.as<std::string>();
-      if (on_link) check_link_target(target, s);
-      if (on_node && s.node_index(f.target) < 0) target.fail(unknown("node", f.target, node_names(s)));
+      if (on_link) std::tie(f.node, f.peer) = check_link_target(target, s);
+      if (on_node && (f.node = s.node_index(f.target)) < 0) target.fail(unknown("node", f.target, node_names(s)));
     }
     if (f.kind != "link-up" && f.kind != "node-restart" && f.kind != "rdma-stack-failure") {
       f.duration_s = o.opt<double>("duration_s", 0.0, kNonNegative);

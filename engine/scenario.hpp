@@ -68,6 +68,7 @@ struct FaultSpec {
   std::string kind;     // link-down, link-up, link-degrade, link-flap, node-crash, node-hang,
                         // node-slow, node-restart, rdma-stack-failure, tcp-instability
   std::string target;   // node name, or "a-b" for a link; empty for fabric faults
+  int node = -1, peer = -1;   // the target's node indexes (peer: the link's other end)
   double duration_s = 0;   // 0: until another event
   double factor = 1;       // degrade bandwidth / slow speed factor
                            // (the fraction kept, in (0, 1])

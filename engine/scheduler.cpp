@@ -41,6 +41,7 @@ StepPlan StepPlan::deserialize(const std::vector<std::byte>& bytes) {
 
 Scheduler::Scheduler(std::vector<Request> requests, const Workload& w, double kv_capacity_tokens)
     : workload_(w), kv_capacity_(kv_capacity_tokens), cached_(requests.size(), 0) {
+  for (const Request& r : requests) prefill_target_.push_back(r.prompt_tokens);
   for (const Request& r : requests) {
     RequestRecord rec;
     rec.request = r;
@@ -76,15 +77,14 @@ std::optional<StepPlan> Scheduler::next(double now) {
   admit(now);
   if (running_.empty()) return std::nullopt;
   StepPlan plan;
+  for (int id : running_)
+    if (cached_[id] >= prefill_target_[id]) plan.slots.push_back(Slot{id, 1, cached_[id], false, true});
   for (int id : running_) {
-    const Request& r = records_[id].request;
-    if (cached_[id] >= r.prompt_tokens) plan.slots.push_back(Slot{id, 1, cached_[id], false, true});
-  }
-  for (int id : running_) {
-    const Request& r = records_[id].request;
-    if (cached_[id] < r.prompt_tokens) {
-      const int chunk = std::min(workload_.prefill_chunk, r.prompt_tokens - cached_[id]);
-      plan.slots.push_back(Slot{id, chunk, cached_[id], true, cached_[id] + chunk == r.prompt_tokens});
+    if (cached_[id] < prefill_target_[id]) {
+      const int chunk = std::min(workload_.prefill_chunk, prefill_target_[id] - cached_[id]);
+      // A rebuilt cache's last chunk emits nothing: that token was produced before the failure.
+      const bool emits = cached_[id] + chunk == prefill_target_[id] && records_[id].token_times.empty();
+      plan.slots.push_back(Slot{id, chunk, cached_[id], true, emits});
       break;
     }
   }
@@ -126,6 +126,19 @@ void Scheduler::fail_all(double now, const std::string& error) {
     }
   running_.clear();
   kv_reserved_ = 0;
+}
+
+long Scheduler::requeue_in_flight(double kv_capacity_tokens) {
+  kv_capacity_ = kv_capacity_tokens;
+  long recomputed = 0;
+  for (int id : running_) {
+    recomputed += cached_[id];
+    const int produced = static_cast<int>(records_[id].token_times.size());
+    // The last token produced is the next decode step's input, not yet cached.
+    prefill_target_[id] = records_[id].request.prompt_tokens + std::max(0, produced - 1);
+    cached_[id] = 0;
+  }
+  return recomputed;
 }
 
 bool Scheduler::finished() const {

@@ -52,6 +52,10 @@ class Scheduler {
   void complete(const StepPlan& step, double start_s, double end_s);
   // Ends every unfinished request with `error` (for example a lost instance).
   void fail_all(double now, const std::string& error);
+  // After the instance was re-placed: every running request rebuilds its KV
+  // cache by prefilling its prompt and the tokens it already produced, then
+  // decodes on; the KV capacity is the new plan's. Returns the tokens to recompute.
+  long requeue_in_flight(double kv_capacity_tokens);
   bool finished() const;
 
   const std::vector<RequestRecord>& records() const { return records_; }
@@ -68,6 +72,8 @@ class Scheduler {
   std::vector<RequestRecord> records_;
   std::vector<int> running_;   // admitted, in admission order
   std::vector<int> cached_;    // tokens in KV per request
+  std::vector<int> prefill_target_;  // tokens to prefill before decoding: the prompt, plus
+                                     // after a re-placement the tokens already produced
   std::vector<StepRecord> steps_;
   int next_closed_ = 0;        // next closed-loop request not yet released
 };

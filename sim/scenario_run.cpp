@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/fault_injector.hpp"
 #include "sim/isolated.hpp"
 #include "sim/simulation.hpp"
 
@@ -17,10 +18,18 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
   engine::RunResult result;
   result.nodes.resize(s.nodes.size());
   const engine::EngineSetup setup{s, catalog, plan, profile, std::move(requests), progress};
-  simulation.spawn_all([&](engine::Runtime& rt) { engine::run_node(rt, setup, result); });
-  simulation.run();
+  std::vector<engine::Membership> members(s.nodes.size(), engine::Membership(static_cast<int>(s.nodes.size()),
+                                                                                 s.heartbeat_s, s.heartbeat_timeout_s));
+  simulation.spawn_all([&](engine::Runtime& rt) { engine::run_node(rt, members[rt.rank()], setup, result); },
+                       [&](engine::Runtime& rt) { engine::run_heartbeats(rt, members[rt.rank()]); });
+  FaultInjector faults(s, catalog, simulation, result.events);
+  faults.start();
+  start_deadline_watchdog(s.deadline_s, result.events);
+  engine::finish_run(result, simulation.run());
   for (std::size_t r = 0; r < s.nodes.size(); ++r)
     if (result.nodes[r].error.empty() && !simulation.errors()[r].empty()) result.nodes[r].error = simulation.errors()[r];
+  std::stable_sort(result.events.begin(), result.events.end(),
+                   [](const engine::RunEvent& a, const engine::RunEvent& b) { return a.t_s < b.t_s; });
   return result;
 }
 

@@ -11,22 +11,24 @@
 #include "engine/runtime.hpp"
 #include "sim/platform.hpp"
 
-namespace simgrid::s4u {
-class Host;
-class Mailbox;
-}  // namespace simgrid::s4u
+#include <simgrid/forward.h>
 
 namespace sim {
 
 class SimRuntime : public engine::Runtime {
  public:
   // REQUIRES: called from the actor of `rank`, inside a running Simulation.
-  SimRuntime(int rank, const PlatformSpec& platform);
+  // `speed`: per-rank compute speed factors (1: full speed), changed by faults.
+  // `channel`: a node's actors each talk on their own channel (0: the engine,
+  // 1: its heartbeats), with mailboxes of their own.
+  SimRuntime(int rank, const PlatformSpec& platform, const std::vector<double>& speed, int channel = 0);
+  ~SimRuntime() override;
 
   int rank() const override { return rank_; }
   int world() const override { return static_cast<int>(platform_.hosts.size()); }
   double now() const override;
   void sleep_for(double seconds) override;
+  void compute(double seconds) override;
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
 
@@ -37,15 +39,20 @@ class SimRuntime : public engine::Runtime {
     simgrid::s4u::Host* host = nullptr;
     simgrid::s4u::Mailbox* outbox = nullptr;
     simgrid::s4u::Mailbox* inbox = nullptr;
+    // A receive still matching across calls: a timed-out wait must not drop a
+    // message already on the wire.
+    boost::intrusive_ptr<simgrid::s4u::Comm> pending;
+    void* pending_message = nullptr;
   };
 
   int rank_;
   const PlatformSpec& platform_;
+  const std::vector<double>& speed_;
   std::vector<Peer> peers_;
   std::map<std::pair<int, int>, std::deque<engine::Payload>> stash_;  // (src, tag)
 };
 
-// Name of the mailbox carrying messages from `src` to `dst`.
-std::string mailbox_name(int src, int dst);
+// Name of the mailbox carrying messages from `src` to `dst` on `channel`.
+std::string mailbox_name(int src, int dst, int channel);
 
 }  // namespace sim

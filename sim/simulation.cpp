@@ -36,6 +36,7 @@ void build_platform(const PlatformSpec& p) {
   auto* zone = sg4::create_full_zone("mesh");
   std::vector<sg4::Host*> hosts;
   for (const auto& name : p.hosts) hosts.push_back(zone->create_host(name, 1e12)->seal());
+  zone->create_host(Simulation::kControlHost, 1e12)->seal();
   std::vector<sg4::Link*> nics(p.hosts.size(), nullptr);
   auto nic_of = [&](int h, const engine::LinkCard& card) {
     if (!nics[h])
@@ -62,16 +63,24 @@ void build_platform(const PlatformSpec& p) {
 Simulation::Simulation(PlatformSpec platform) : platform_(std::move(platform)), engine_(make_engine()) {
   build_platform(platform_);
   errors_.resize(platform_.hosts.size());
+  speed_.assign(platform_.hosts.size(), 1.0);
 }
 
 Simulation::~Simulation() = default;
 
-void Simulation::spawn_all(const NodeMain& main) {
+void Simulation::spawn_all(const NodeMain& main, const NodeMain& companion) {
   const int n = static_cast<int>(platform_.hosts.size());
-  std::vector<sg4::ActorPtr> actors;
+  const int channels = companion ? 2 : 1;
+  std::vector<std::vector<sg4::ActorPtr>> actors(channels);
   for (int r = 0; r < n; ++r) {
-    actors.push_back(sg4::Actor::create(platform_.hosts[r], sg4::Host::by_name(platform_.hosts[r]), [this, r, main] {
-      SimRuntime rt(r, platform_);
+    auto* host = sg4::Host::by_name(platform_.hosts[r]);
+    actors[0].push_back(sg4::Actor::create(platform_.hosts[r], host, [this, r, main] {
+      // SimGrid's clock is not readable once the run is over: note when the last node ends.
+      struct NoteEnd {
+        double& end;
+        ~NoteEnd() { end = std::max(end, sg4::Engine::get_clock()); }
+      } note_end{end_s_};
+      SimRuntime rt(r, platform_, speed_);
       try {
         main(rt);
       } catch (const simgrid::ForcefulKillException&) {
@@ -80,16 +89,32 @@ void Simulation::spawn_all(const NodeMain& main) {
         errors_[r] = e.what();
       }
     }));
+    if (companion) {
+      actors[1].push_back(sg4::Actor::create(platform_.hosts[r] + "-companion", host, [this, r, companion] {
+        SimRuntime rt(r, platform_, speed_, 1);
+        companion(rt);
+      }));
+      actors[1].back()->daemonize();
+    }
   }
   // Permanent receivers make every transfer start at send time.
-  for (int dst = 0; dst < n; ++dst)
-    for (int src = 0; src < n; ++src)
-      if (src != dst) sg4::Mailbox::by_name(mailbox_name(src, dst))->set_receiver(actors[dst]);
+  for (int c = 0; c < channels; ++c)
+    for (int dst = 0; dst < n; ++dst)
+      for (int src = 0; src < n; ++src)
+        if (src != dst) sg4::Mailbox::by_name(mailbox_name(src, dst, c))->set_receiver(actors[c][dst]);
+}
+
+void start_deadline_watchdog(double deadline_s, std::vector<engine::RunEvent>& log) {
+  sg4::Actor::create("deadline", sg4::Host::by_name(Simulation::kControlHost), [deadline_s, &log] {
+    sg4::this_actor::sleep_until(deadline_s);
+    log.push_back({deadline_s, "deadline", "", "nodes still running at the scenario's deadline were stopped"});
+    sg4::Actor::kill_all();
+  })->daemonize();
 }
 
 double Simulation::run() {
   engine_->run();
-  return sg4::Engine::get_clock();
+  return end_s_;
 }
 
 }  // namespace sim

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/events.hpp"
 #include "engine/runtime.hpp"
 #include "sim/platform.hpp"
 
@@ -26,10 +27,15 @@ class Simulation {
   ~Simulation();
 
   const PlatformSpec& platform() const { return platform_; }
-  // Starts `main` on every node at time 0.
-  void spawn_all(const NodeMain& main);
-  // Runs until every actor ended; returns the simulated end time.
+  // Starts `main` on every node at time 0 and, when given, `companion` beside
+  // it on channel 1 (heartbeats): a daemon, ended when every main has ended.
+  void spawn_all(const NodeMain& main, const NodeMain& companion = {});
+  // Runs until every node's main ended; returns the simulated time it did.
   double run();
+  // Per-rank compute speed factors that SimRuntime::compute divides by.
+  std::vector<double>& speed() { return speed_; }
+  // A host outside the mesh for actors that model the world (fault injection).
+  static constexpr const char* kControlHost = "control";
   // An exception that escaped a node's main, by rank (empty: none).
   const std::vector<std::string>& errors() const { return errors_; }
 
@@ -37,6 +43,13 @@ class Simulation {
   PlatformSpec platform_;
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   std::vector<std::string> errors_;
+  std::vector<double> speed_;
+  double end_s_ = 0;
 };
+
+// At `deadline_s`, if nodes still run, ends every actor and notes it: a run
+// never outlives its scenario's deadline. A daemon: it does not keep an
+// otherwise finished simulation alive.
+void start_deadline_watchdog(double deadline_s, std::vector<engine::RunEvent>& log);
 
 }  // namespace sim

@@ -46,7 +46,6 @@ TEST(Cli, ExpectationThatCannotHoldExitsOneNamingValueAndBound) {
   const auto r = run_cli("run --quiet " + write_scenario("breach", j) + " --out " + out);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("expectation failed: decode_tokens_per_s"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("= 47"), std::string::npos) << r.output;  // the value reached
   EXPECT_NE(r.output.find("must be >= 1e+06"), std::string::npos) << r.output;
   // The reports are written all the same, with the failed expectation in them.
   const auto report = nlohmann::json::parse(read_file(out + "/report.json"));

@@ -95,7 +95,8 @@ TEST(Report, TopLevelKeysInAFixedOrder) {
   std::vector<std::string> keys;
   for (const auto& [k, _] : rep.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"schema", "scenario", "build", "plan", "summary", "nodes", "links",
-                                            "requests", "timeline", "distributions", "expectations"}));
+                                            "requests", "timeline", "distributions", "events", "phases", "faults",
+                                            "invariants", "expectations"}));
   EXPECT_EQ(rep["schema"], "meshinfer.report/1");
   EXPECT_EQ(rep["scenario"]["seed"], 7);
   EXPECT_EQ(rep["build"]["git"], MESHINFER_GIT);

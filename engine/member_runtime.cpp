@@ -1,0 +1,69 @@
+#include "engine/member_runtime.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/error.hpp"
+
+namespace engine {
+
+MemberRuntime::MemberRuntime(Runtime& physical, Membership& m, std::vector<int> members, int epoch)
+    : physical_(physical), m_(m), members_(std::move(members)), epoch_(epoch) {
+  rank_ = static_cast<int>(std::find(members_.begin(), members_.end(), physical.rank()) - members_.begin());
+}
+
+void MemberRuntime::send(int dst, int tag, Payload payload) { physical_.send(members_.at(dst), fenced(tag), std::move(payload)); }
+
+Payload MemberRuntime::recv(int src, int tag, double timeout_s) {
+  const double give_up = now() + timeout_s;
+  for (;;) {
+    const double slice = std::min(m_.heartbeat_s(), give_up - now());
+    try {
+      return physical_.recv(members_.at(src), fenced(tag), std::max(slice, 0.0));
+    } catch (const Timeout&) {
+      check_cluster();
+      if (now() >= give_up) throw;
+    }
+  }
+}
+
+void MemberRuntime::check_cluster() {
+  if (m_.coordinator_epoch() > epoch_) throw Reconfigure();
+  for (int p : members_)
+    if (p != physical_.rank() && m_.suspected(p, now()))
+      throw PeerFailure(p, "silent for more than " + std::to_string(m_.timeout_s()) + " s");
+  if (physical_.rank() != 0) return;
+  for (int p : members_) {
+    if (p == 0) continue;
+    try {
+      const ControlMessage report = ControlMessage::decode(physical_.recv(p, kControlTag, 0));
+      if (report.kind == ControlMessage::kAbort && report.epoch == epoch_)
+        throw PeerFailure(report.peer, "reported failed by rank " + std::to_string(p));
+    } catch (const Timeout&) {
+    }
+  }
+}
+
+Payload ControlMessage::encode() const {
+  std::vector<std::int32_t> words{kind, epoch, peer, strategy};
+  words.insert(words.end(), members.begin(), members.end());
+  std::vector<std::byte> bytes(words.size() * sizeof(std::int32_t));
+  std::memcpy(bytes.data(), words.data(), bytes.size());
+  return Payload::of(bytes);
+}
+
+ControlMessage ControlMessage::decode(const Payload& p) {
+  if (p.bytes.size() < 4 * sizeof(std::int32_t) || p.bytes.size() % sizeof(std::int32_t) != 0)
+    throw std::runtime_error("malformed control message");
+  std::vector<std::int32_t> words(p.bytes.size() / sizeof(std::int32_t));
+  std::memcpy(words.data(), p.bytes.data(), p.bytes.size());
+  ControlMessage m;
+  m.kind = static_cast<Kind>(words[0]);
+  m.epoch = words[1];
+  m.peer = words[2];
+  m.strategy = words[3];
+  m.members.assign(words.begin() + 4, words.end());
+  return m;
+}
+
+}  // namespace engine

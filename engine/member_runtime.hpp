@@ -1,0 +1,66 @@
+// The engine's view of the cluster during one epoch: logical ranks over the
+// members still in the instance, tags fenced by the epoch so no message from
+// an earlier configuration is ever matched, and waits that give up as soon
+// as a member falls silent or the coordinator has moved on to a new epoch.
+#pragma once
+
+#include <stdexcept>
+#include <vector>
+
+#include "engine/membership.hpp"
+#include "engine/runtime.hpp"
+
+namespace engine {
+
+// The coordinator announced a newer epoch: stop and ask it what to do.
+class Reconfigure : public std::runtime_error {
+ public:
+  Reconfigure() : std::runtime_error("the coordinator moved to a new epoch") {}
+};
+
+// Rank 0 <-> members, outside any epoch: abort reports and decisions.
+inline constexpr int kControlTag = 1 << 30;
+
+class MemberRuntime : public Runtime {
+ public:
+  // `members`: physical ranks, in logical order. REQUIRES: contains physical.rank().
+  MemberRuntime(Runtime& physical, Membership& m, std::vector<int> members, int epoch);
+
+  int rank() const override { return rank_; }
+  int world() const override { return static_cast<int>(members_.size()); }
+  double now() const override { return physical_.now(); }
+  void sleep_for(double seconds) override { physical_.sleep_for(seconds); }
+  void compute(double seconds) override { physical_.compute(seconds); }
+  void send(int dst, int tag, Payload payload) override;
+  // Throws PeerFailure naming the PHYSICAL rank of the member that failed.
+  Payload recv(int src, int tag, double timeout_s) override;
+
+  const std::vector<int>& members() const { return members_; }
+
+ private:
+  int fenced(int tag) const { return tag + (epoch_ + 1) * (1 << 20); }
+  // Throws when waiting longer is pointless: a member is silent, a member
+  // reported one (seen by the coordinator), or a newer epoch began.
+  void check_cluster();
+
+  Runtime& physical_;
+  Membership& m_;
+  std::vector<int> members_;
+  int epoch_;
+  int rank_;
+};
+
+// Decisions and reports on kControlTag.
+struct ControlMessage {
+  enum Kind : std::int32_t { kAbort = 1, kReconfigure = 2, kStop = 3 };
+  Kind kind = kStop;
+  std::int32_t epoch = 0;
+  std::int32_t peer = -1;          // kAbort: the physical rank found failed
+  std::int32_t strategy = 0;       // kReconfigure: index into kStrategies
+  std::vector<std::int32_t> members;
+
+  Payload encode() const;
+  static ControlMessage decode(const Payload& p);
+};
+
+}  // namespace engine

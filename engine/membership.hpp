@@ -1,0 +1,43 @@
+// What one node knows of its peers' liveness, learnt from heartbeats. The
+// node's heartbeat loop writes it and its main loop reads it (same process).
+#pragma once
+
+#include <vector>
+
+#include "engine/runtime.hpp"
+
+namespace engine {
+
+class Membership {
+ public:
+  Membership(int world, double heartbeat_s, double timeout_s);
+
+  void heard(int peer, double now, int epoch);
+  // The local heartbeat loop ran at `now`. After a gap (this node was frozen),
+  // silence is only counted from the moment it listens again.
+  void beat(double now);
+  // Silent for longer than the timeout while this node was listening.
+  bool suspected(int peer, double now) const;
+  // The highest epoch rank 0 has announced: a newer one means "reconfigure".
+  int coordinator_epoch() const { return coordinator_epoch_; }
+
+  int epoch() const { return epoch_; }
+  void set_epoch(int e) { epoch_ = e; }
+  double heartbeat_s() const { return heartbeat_s_; }
+  double timeout_s() const { return timeout_s_; }
+  int world() const { return static_cast<int>(last_heard_.size()); }
+
+ private:
+  std::vector<double> last_heard_;
+  double last_beat_ = 0, listening_since_ = 0;
+  double heartbeat_s_, timeout_s_;
+  int epoch_ = 0;
+  int coordinator_epoch_ = 0;
+};
+
+// Every heartbeat period: tell every peer this node is alive (with its
+// epoch) and note who was heard. Never returns; run it as a daemon beside
+// the node's main loop, on a runtime channel of its own.
+[[noreturn]] void run_heartbeats(Runtime& rt, Membership& m);
+
+}  // namespace engine

@@ -1,0 +1,134 @@
+#include "sim/fault_injector.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+#include <simgrid/s4u.hpp>
+
+namespace sg4 = simgrid::s4u;
+
+namespace sim {
+
+namespace {
+
+// Both directions of a cable (or of a node's NIC on a switched network).
+std::vector<sg4::Link*> directions(const std::string& name) {
+  auto* link = sg4::SplitDuplexLink::by_name(name);
+  return {link->get_link_up(), link->get_link_down()};
+}
+
+std::vector<sg4::Link*> cable(const PlatformSpec& p, const engine::FaultSpec& f) {
+  return directions(cable_link_name(p, f.node, f.peer));
+}
+
+// Sleeps for the fault's duration; false when it lasts to the end of the run.
+bool wait_out(const engine::FaultSpec& f) {
+  if (f.duration_s <= 0) return false;
+  sg4::this_actor::sleep_for(f.duration_s);
+  return true;
+}
+
+void set_links(const std::vector<sg4::Link*>& links, bool on) {
+  for (auto* l : links) on ? l->turn_on() : l->turn_off();
+}
+
+}  // namespace
+
+void FaultInjector::start() {
+  for (const auto& f : s_.faults) {
+    sg4::Actor::create("fault-" + f.kind, sg4::Host::by_name(Simulation::kControlHost), [this, f] {
+      sg4::this_actor::sleep_until(f.at_s);
+      apply(f);
+    });
+  }
+}
+
+void FaultInjector::note(const std::string& kind, const std::string& target, const std::string& detail) {
+  log_.push_back({sg4::Engine::get_clock(), kind, target, detail});
+}
+
+void FaultInjector::restart(int node, const std::string& cause) {
+  auto* host = sg4::Host::by_name(s_.nodes[node].name);
+  host->turn_off();
+  note("node-crash", s_.nodes[node].name, cause);
+  sg4::this_actor::sleep_for(catalog_.hardware(s_.nodes[node].hardware).boot_s);
+  host->turn_on();
+  note("node-up", s_.nodes[node].name, "booted; its engine process is not running until the cluster re-admits it");
+}
+
+void FaultInjector::apply(const engine::FaultSpec& f) {
+  const std::string& target = f.target;
+  if (f.kind == "link-down" || f.kind == "link-up") {
+    const bool up = f.kind == "link-up";
+    set_links(cable(sim_.platform(), f), up);
+    note(f.kind, target, up ? "cable back" : "cable unplugged");
+    if (!up && wait_out(f)) {
+      set_links(cable(sim_.platform(), f), true);
+      note("link-up", target, "cable back");
+    }
+  } else if (f.kind == "link-degrade") {
+    const auto links = cable(sim_.platform(), f);
+    const double bw = links[0]->get_bandwidth(), lat = links[0]->get_latency();
+    for (auto* l : links) l->set_bandwidth(bw * f.factor)->set_latency(lat + f.added_latency_s);
+    note(f.kind, target, fmt::format("bandwidth x{}, latency +{} s", f.factor, f.added_latency_s));
+    if (wait_out(f)) {
+      for (auto* l : links) l->set_bandwidth(bw)->set_latency(lat);
+      note("link-restored", target, "full bandwidth and latency");
+    }
+  } else if (f.kind == "link-flap") {
+    const double end = f.duration_s > 0 ? f.at_s + f.duration_s : s_.deadline_s;
+    note(f.kind, target, fmt::format("down {:.0f}% of every {} s", 100 * f.duty, f.period_s));
+    while (sg4::Engine::get_clock() + f.period_s <= end) {
+      set_links(cable(sim_.platform(), f), false);
+      sg4::this_actor::sleep_for(f.duty * f.period_s);
+      set_links(cable(sim_.platform(), f), true);
+      sg4::this_actor::sleep_for((1 - f.duty) * f.period_s);
+    }
+  } else if (f.kind == "node-crash") {
+    sg4::Host::by_name(target)->turn_off();
+    note(f.kind, target, "power lost");
+  } else if (f.kind == "node-restart") {
+    restart(f.node, "restarted");
+  } else if (f.kind == "node-hang") {
+    auto actors = sg4::Host::by_name(target)->get_all_actors();
+    for (auto& a : actors) a->suspend();
+    note(f.kind, target, "alive but silent");
+    if (wait_out(f)) {
+      for (auto& a : actors) a->resume();
+      note("node-resumed", target, "answers again");
+    }
+  } else if (f.kind == "node-slow") {
+    sim_.speed()[f.node] = f.factor;
+    note(f.kind, target, fmt::format("compute at x{} speed (thermal throttling)", f.factor));
+    if (wait_out(f)) {
+      sim_.speed()[f.node] = 1;
+      note("node-speed-restored", target, "full speed");
+    }
+  } else if (f.kind == "rdma-stack-failure") {
+    // macOS 26.2: every RDMA link on every node is unusable until all nodes restart.
+    for (const Wire& w : sim_.platform().wires)
+      if (!w.card.switched) set_links(directions(cable_link_name(sim_.platform(), w.a, w.b)), false);
+    note(f.kind, "", "every RDMA cable unusable until the whole cluster restarts");
+  } else if (f.kind == "tcp-instability") {
+    // REFERENCE.md: TCP over Thunderbolt crashed and rebooted two Macs under load.
+    std::mt19937_64 rng(s_.seed ^ static_cast<unsigned long long>(f.at_s * 1e6));
+    std::vector<int> nodes(s_.nodes.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<int>(i);
+    std::shuffle(nodes.begin(), nodes.end(), rng);
+    for (std::size_t k = 0; k < std::min<std::size_t>(2, nodes.size()); ++k) {
+      const int node = nodes[k];
+      sg4::Actor::create("tcp-reboot", sg4::Host::by_name(Simulation::kControlHost),
+                         [this, node] { restart(node, "kernel panic in the Thunderbolt TCP stack"); });
+    }
+  }
+}
+
+std::string cable_link_name(const PlatformSpec& p, int a, int b) {
+  for (const Wire& w : p.wires)
+    if ((w.a == a && w.b == b) || (w.a == b && w.b == a))
+      return w.card.switched ? "nic-" + p.hosts[a] : "cable-" + p.hosts[w.a] + "-" + p.hosts[w.b];
+  throw std::out_of_range("no cable between " + p.hosts.at(a) + " and " + p.hosts.at(b));
+}
+
+}  // namespace sim

@@ -1,0 +1,40 @@
+// Applies a scenario's timed faults to the simulated platform: cables go
+// down, degrade and flap; hosts crash, hang, slow down and restart; the RDMA
+// fabric fails as a whole. Runs as an actor on the control host.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/catalog.hpp"
+#include "engine/events.hpp"
+#include "engine/scenario.hpp"
+#include "sim/simulation.hpp"
+
+namespace sim {
+
+// Every fault applied is appended to `log` at its time.
+// REQUIRES: the injector, `simulation` and `log` outlive the run.
+class FaultInjector {
+ public:
+  FaultInjector(const engine::Scenario& s, const engine::Catalog& catalog, Simulation& simulation,
+                std::vector<engine::RunEvent>& log)
+      : s_(s), catalog_(catalog), sim_(simulation), log_(log) {}
+  // One actor per fault, so overlapping faults keep their own timelines.
+  void start();
+
+ private:
+  void apply(const engine::FaultSpec& f);
+  void restart(int node, const std::string& cause);
+  void note(const std::string& kind, const std::string& target, const std::string& detail);
+
+  const engine::Scenario& s_;
+  const engine::Catalog& catalog_;
+  Simulation& sim_;
+  std::vector<engine::RunEvent>& log_;
+};
+
+// The SimGrid link that carries the cable between nodes a and b.
+std::string cable_link_name(const PlatformSpec& p, int a, int b);
+
+}  // namespace sim
