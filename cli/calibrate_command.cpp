@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <map>
 #include <memory>
 #include <set>
 
@@ -56,7 +55,8 @@ void calibrate_stack(const CalibrateOptions& o, const engine::Measurements& m, c
     const auto fit = sim::fit_profile(rows, m.cluster, catalog, profile, parameters, o.max_evaluations);
     const std::string out = o.out.empty() ? file : o.out;
     engine::write_profile(file, out, fit.profile);
-    fmt::print("{}: fitted {} parameter(s) in {} evaluations, wrote {}\n", stack, parameters.size(), fit.evaluations, out);
+    fmt::print("{}: fitted {} parameter(s) in {} evaluations (sum of squared relative errors {:.3g}), wrote {}\n", stack,
+               parameters.size(), fit.evaluations, fit.squared_error, out);
     for (const auto& p : parameters)
       fmt::print("  {:<30} {:>10.4f}  (bounds {} .. {})\n", p.key, fit.profile.get(p.key), p.lower, p.upper);
     return print_rows(rows, fit.simulated);
