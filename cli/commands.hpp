@@ -13,5 +13,6 @@ void add_run_command(CLI::App& app, int& status);
 void add_validate_command(CLI::App& app, int& status);
 void add_plan_command(CLI::App& app, int& status);
 void add_calibrate_command(CLI::App& app, int& status);
+void add_chaos_command(CLI::App& app, int& status);
 
 }  // namespace cli

@@ -18,6 +18,9 @@ constexpr int kCommandTag = 4;     // RPC-style command round trips
 constexpr int kCollectiveTag = 10;
 constexpr int kActivationBytesPerElement = 2;  // fp16/bf16 activations
 constexpr double kTokenIdBytes = 4;
+// Within a step, a member that heartbeats but sends nothing for this long has
+// lost our messages (a flapping cable drops them silently, as UC RDMA does).
+constexpr double kStepProgressTimeoutS = 30;
 
 class NodeLoop {
  public:
@@ -33,7 +36,8 @@ class NodeLoop {
                                 setup.profile, shard_),
                  lm_head_share()),
         link_(setup.catalog.link(setup.scenario.fabric.link)),
-        timeout_s_(setup.scenario.deadline_s) {}
+        timeout_s_(std::min(kStepProgressTimeoutS, setup.scenario.deadline_s)),
+        idle_timeout_s_(setup.scenario.deadline_s) {}
 
   // Rank 0: schedule, broadcast, run; everyone else: receive and run.
   void run(Scheduler* scheduler) {
@@ -53,7 +57,7 @@ class NodeLoop {
         step = *next;
         broadcast_step(step);
       } else {
-        step = StepPlan::deserialize(rt_.recv(0, kStepTag, timeout_s_).bytes);
+        step = StepPlan::deserialize(rt_.recv(0, kStepTag, idle_timeout_s_).bytes);
         if (step.slots.empty()) return;
       }
       const double start = rt_.now();
@@ -186,7 +190,8 @@ class NodeLoop {
   Runtime& rt_;
   ModelledBackend backend_;
   const LinkCard& link_;
-  double timeout_s_;
+  double timeout_s_;        // waits inside a step
+  double idle_timeout_s_;   // waiting for the next step: arrivals may be far apart
   int reported_done_ = 0;
 };
 

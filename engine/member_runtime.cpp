@@ -37,8 +37,10 @@ void MemberRuntime::check_cluster() {
     if (p == 0) continue;
     try {
       const ControlMessage report = ControlMessage::decode(physical_.recv(p, kControlTag, 0));
-      if (report.kind == ControlMessage::kAbort && report.epoch == epoch_)
-        throw PeerFailure(report.peer, "reported failed by rank " + std::to_string(p));
+      if (report.kind != ControlMessage::kAbort || report.epoch != epoch_) continue;
+      // The coordinator is alive by definition: a member that cannot hear it is the one cut off.
+      if (report.peer == physical_.rank()) throw PeerFailure(p, "cannot hear the coordinator");
+      throw PeerFailure(report.peer, "reported failed by rank " + std::to_string(p));
     } catch (const Timeout&) {
     }
   }

@@ -55,11 +55,12 @@ void SimRuntime::send(int dst, int tag, engine::Payload payload) {
   const Peer& peer = peers_.at(dst);
   const auto& wire = peer.wire;
   if (!wire) throw engine::PeerFailure(dst, "no cable from " + platform_.hosts[rank_]);
-  // A send to a dead host is not refused, as on a real NIC: it vanishes, and
-  // the silence is what failure detection notices.
-  if (!peer.host->is_on()) return;
   // The sender's software cost per message (syscall, doorbell, copy setup).
   sleep_for(wire->card.per_message_overhead_s);
+  // A send to a dead host is not refused, as on a real NIC: it vanishes, and
+  // the silence is what failure detection notices. (Checked after the sleep:
+  // the host may have died during it.)
+  if (!peer.host->is_on()) return;
   const double bytes = wire_bytes(wire->card, static_cast<double>(payload.size));
   auto* env = new Envelope{tag, std::move(payload)};
   peer.outbox->put_init(env, static_cast<uint64_t>(bytes))

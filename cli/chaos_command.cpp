@@ -1,0 +1,77 @@
+// meshinfer chaos: the scenario under a random fault schedule per seed.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "engine/error.hpp"
+#include "engine/scenario.hpp"
+#include "sim/chaos.hpp"
+
+namespace cli {
+
+namespace {
+
+struct ChaosOptions {
+  std::string scenario, seeds = "1..100", out;
+  std::vector<std::string> kinds;
+  int jobs = 0, requests = 0, output_tokens = 0;
+};
+
+void parse_seeds(const std::string& text, sim::ChaosQuery& q) {
+  const auto dots = text.find("..");
+  try {
+    if (dots == std::string::npos) throw std::invalid_argument(text);
+    q.first_seed = std::stoull(text.substr(0, dots));
+    q.last_seed = std::stoull(text.substr(dots + 2));
+  } catch (const std::exception&) {
+    throw engine::InputError("--seeds", text, "expected A..B, for example 1..300");
+  }
+  if (q.last_seed < q.first_seed) throw engine::InputError("--seeds", text, "the last seed comes before the first");
+}
+
+int chaos(const ChaosOptions& o) {
+  const auto& catalog = engine::Catalog::builtin();
+  engine::Scenario s = engine::load_scenario(o.scenario, catalog);
+  // A campaign runs the scenario hundreds of times: it may be shortened.
+  if (o.requests > 0) s.workload.requests = o.requests;
+  if (o.output_tokens > 0) {
+    s.workload.output_tokens.kind = "fixed";
+    s.workload.output_tokens.value = o.output_tokens;
+  }
+  sim::ChaosQuery q;
+  parse_seeds(o.seeds, q);
+  q.kinds = o.kinds;
+  if (q.kinds.empty()) q.kinds.assign(engine::kFaultKinds.begin(), engine::kFaultKinds.end());
+  for (const auto& k : q.kinds)
+    if (std::find(engine::kFaultKinds.begin(), engine::kFaultKinds.end(), k) == engine::kFaultKinds.end())
+      throw engine::InputError("--faults", k, "unknown fault kind");
+  q.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  const auto campaign = sim::run_chaos(s, catalog, q);
+  fmt::print("{}", sim::render_chaos_table(campaign));
+  if (!o.out.empty()) {
+    std::filesystem::create_directories(std::filesystem::path(o.out).parent_path().empty() ? "." : std::filesystem::path(o.out).parent_path());
+    std::ofstream(o.out) << campaign.dump(2) << "\n";
+  }
+  return campaign["violations"].empty() ? 0 : kExitBreach;
+}
+
+}  // namespace
+
+void add_chaos_command(CLI::App& app, int& status) {
+  auto o = std::make_shared<ChaosOptions>();
+  auto* cmd = app.add_subcommand("chaos", "run a scenario under a random fault schedule per seed and check the invariants");
+  cmd->add_option("scenario", o->scenario, "scenario file")->required();
+  cmd->add_option("--seeds", o->seeds, "seed range A..B; each seed's faults replay exactly");
+  cmd->add_option("--faults", o->kinds, "fault kinds to draw from (default: all)")->delimiter(',');
+  cmd->add_option("--requests", o->requests, "shorten the workload to this many requests");
+  cmd->add_option("--output-tokens", o->output_tokens, "shorten each request's output");
+  cmd->add_option("--jobs", o->jobs, "worker processes (default: all cores)");
+  cmd->add_option("--out", o->out, "write the campaign as JSON here");
+  cmd->callback([o, &status] { status = chaos(*o); });
+}
+
+}  // namespace cli
