@@ -426,7 +426,7 @@ void row(std::string& out, const std::vector<std::string>& cells) {
 
 // --- Trace ---------------------------------------------------------------------
 
-constexpr int kNodesPid = 1, kLinksPid = 2, kRequestsPid = 3;
+constexpr int kNodesPid = 1, kLinksPid = 2, kRequestsPid = 3, kFaultsPid = 4;
 
 json metadata(const char* what, int pid, int tid, const std::string& name) {
   return {{"ph", "M"}, {"name", what}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}};
@@ -572,6 +572,14 @@ json render_trace(const Scenario& s, const Plan& plan, const RunResult& r) {
   }
   events.push_back(metadata("process_name", kRequestsPid, 0, "requests"));
   events.push_back(metadata("thread_name", kRequestsPid, 0, "first tokens"));
+  events.push_back(metadata("process_name", kFaultsPid, 0, "faults and recovery"));
+  // Global instants for every fault and engine decision; a span per recovery phase.
+  for (const RunEvent& e : r.events)
+    events.push_back({{"ph", "i"}, {"s", "g"}, {"cat", "fault"}, {"name", e.kind + (e.target.empty() ? "" : " " + e.target)},
+                      {"pid", kFaultsPid}, {"tid", 0}, {"ts", e.t_s * kUs}, {"args", {{"detail", e.detail}}}});
+  for (const auto& phase : phases_json(r))
+    events.push_back(complete("recovering " + phase["target"].get<std::string>(), kFaultsPid, 0, phase["start_s"].get<double>(),
+                              phase["end_s"].is_null() ? r.end_s : phase["end_s"].get<double>(), json::object()));
 
   for (std::size_t rank = 0; rank < r.nodes.size(); ++rank) {
     for (const StepTrace& st : r.nodes[rank].steps) {
