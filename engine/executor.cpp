@@ -25,7 +25,7 @@ constexpr double kStepProgressTimeoutS = 30;
 class NodeLoop {
  public:
   // `rt`: this epoch's member runtime (logical ranks index `plan.shards`).
-  NodeLoop(Runtime& rt, const EngineSetup& setup, const Plan& plan, NodeResult& result)
+  NodeLoop(Runtime& rt, const EngineSetup& setup, const Plan& plan, const LinkCard& link, NodeResult& result)
       : setup_(setup),
         plan_(plan),
         model_(setup.catalog.model(setup.scenario.model)),
@@ -35,7 +35,7 @@ class NodeLoop {
         backend_(rt_, CostModel(model_, model_.quant(setup.scenario.quant), setup.catalog.hardware(shard_.hardware),
                                 setup.profile, shard_),
                  lm_head_share()),
-        link_(setup.catalog.link(setup.scenario.fabric.link)),
+        link_(link),
         timeout_s_(std::min(kStepProgressTimeoutS, setup.scenario.deadline_s)),
         idle_timeout_s_(setup.scenario.deadline_s) {}
 
@@ -237,7 +237,7 @@ class Node {
       std::string cause;
       int lost = -1;
       try {
-        NodeLoop(member, setup_, plan_, out_.nodes[physical_.rank()]).run(scheduler);
+        NodeLoop(member, setup_, plan_, link(), out_.nodes[physical_.rank()]).run(scheduler);
         return;
       } catch (const PeerFailure& e) {
         cause = e.what();
@@ -254,6 +254,14 @@ class Node {
 
  private:
   double now() const { return physical_.now(); }
+  const LinkCard& link() const {
+    const Fabric& f = setup_.scenario.fabric;
+    return setup_.catalog.link(m_.on_secondary() ? *f.secondary_link : f.link);
+  }
+  void move_to_secondary_network() {
+    physical_.use_secondary_network();
+    m_.set_on_secondary();  // the heartbeat loop follows at its next beat
+  }
   std::string name(int p) const { return p >= 0 ? setup_.scenario.nodes[p].name : std::string(); }
   void note(const std::string& kind, int node, const std::string& detail) {
     out_.events.push_back({now(), kind, name(node), detail});
@@ -268,13 +276,23 @@ class Node {
     for (int p : members_)
       if (p != lost && (p == 0 || !m_.suspected(p, now()))) survivors.push_back(p);
     std::string refusal = "policy is fail-stop";
+    if (setup_.scenario.recovery == "fallback" && !m_.on_secondary()) {
+      // Same members and plan, so every KV cache is still good: only the network changes.
+      move_to_secondary_network();  // first, so the decision itself travels on the new network
+      tell(members_, {ControlMessage::kReconfigure, epoch_, lost, strategy_index(plan_.strategy), 1,
+                      {members_.begin(), members_.end()}});
+      note("recovered", lost, "moved to the secondary network (" + *setup_.scenario.fabric.secondary_link + ")");
+      return true;
+    }
+    if (setup_.scenario.recovery == "fallback") refusal = "policy is fallback and the secondary network failed too";
     if (setup_.scenario.recovery == "replan") {
       const Scenario placed = restricted(setup_.scenario, survivors);
       for (const char* strategy : {plan_.strategy.c_str(), "tensor", "tensor-uneven", "pipeline"}) {
         try {
           Plan next = make_plan(placed, setup_.catalog, strategy);
           // Every old member hears it, so one left out (alive but cut off) leaves cleanly.
-          tell(members_, {ControlMessage::kReconfigure, epoch_, lost, strategy_index(strategy), {survivors.begin(), survivors.end()}});
+          tell(members_, {ControlMessage::kReconfigure, epoch_, lost, strategy_index(strategy), m_.on_secondary(),
+                          {survivors.begin(), survivors.end()}});
           members_ = survivors;
           plan_ = std::move(next);
           reload_weights();
@@ -287,7 +305,7 @@ class Node {
       }
       refusal = "cannot re-place on the survivors: " + refusal;
     }
-    tell(members_, {ControlMessage::kStop, epoch_, lost, 0, {}});
+    tell(members_, {ControlMessage::kStop, epoch_, lost, 0, m_.on_secondary(), {}});
     scheduler.fail_all(now(), "instance failed: " + cause + " (" + refusal + ")");
     note("instance-failed", lost, refusal);
     return false;
@@ -314,7 +332,7 @@ class Node {
   // Other ranks: report what was seen, then do what rank 0 decides. False
   // when this node leaves the instance.
   bool follow(int lost, const std::string& cause) {
-    if (lost >= 0) tell({0}, {ControlMessage::kAbort, epoch_, lost, 0, {}});
+    if (lost >= 0) tell({0}, {ControlMessage::kAbort, epoch_, lost, 0, m_.on_secondary(), {}});
     for (;;) {
       ControlMessage msg;
       try {
@@ -333,7 +351,10 @@ class Node {
       if (msg.epoch <= epoch_ || msg.kind == ControlMessage::kAbort) continue;  // fenced: an older decision
       epoch_ = msg.epoch;
       if (msg.kind == ControlMessage::kStop) return false;
-      members_.assign(msg.members.begin(), msg.members.end());
+      if (msg.secondary && !m_.on_secondary()) move_to_secondary_network();
+      const std::vector<int> members(msg.members.begin(), msg.members.end());
+      if (members == members_) return true;  // same placement: nothing to reload
+      members_ = members;
       if (std::find(members_.begin(), members_.end(), physical_.rank()) == members_.end()) return false;
       plan_ = make_plan(restricted(setup_.scenario, members_), setup_.catalog, kStrategies[msg.strategy]);
       reload_weights();

@@ -47,7 +47,7 @@ void MemberRuntime::check_cluster() {
 }
 
 Payload ControlMessage::encode() const {
-  std::vector<std::int32_t> words{kind, epoch, peer, strategy};
+  std::vector<std::int32_t> words{kind, epoch, peer, strategy, secondary};
   words.insert(words.end(), members.begin(), members.end());
   std::vector<std::byte> bytes(words.size() * sizeof(std::int32_t));
   std::memcpy(bytes.data(), words.data(), bytes.size());
@@ -55,7 +55,7 @@ Payload ControlMessage::encode() const {
 }
 
 ControlMessage ControlMessage::decode(const Payload& p) {
-  if (p.bytes.size() < 4 * sizeof(std::int32_t) || p.bytes.size() % sizeof(std::int32_t) != 0)
+  if (p.bytes.size() < 5 * sizeof(std::int32_t) || p.bytes.size() % sizeof(std::int32_t) != 0)
     throw std::runtime_error("malformed control message");
   std::vector<std::int32_t> words(p.bytes.size() / sizeof(std::int32_t));
   std::memcpy(words.data(), p.bytes.data(), p.bytes.size());
@@ -64,7 +64,8 @@ ControlMessage ControlMessage::decode(const Payload& p) {
   m.epoch = words[1];
   m.peer = words[2];
   m.strategy = words[3];
-  m.members.assign(words.begin() + 4, words.end());
+  m.secondary = words[4];
+  m.members.assign(words.begin() + 5, words.end());
   return m;
 }
 

@@ -31,6 +31,7 @@ class MemberRuntime : public Runtime {
   double now() const override { return physical_.now(); }
   void sleep_for(double seconds) override { physical_.sleep_for(seconds); }
   void compute(double seconds) override { physical_.compute(seconds); }
+  bool use_secondary_network() override { return physical_.use_secondary_network(); }
   void send(int dst, int tag, Payload payload) override;
   // Throws PeerFailure naming the PHYSICAL rank of the member that failed.
   Payload recv(int src, int tag, double timeout_s) override;
@@ -57,6 +58,7 @@ struct ControlMessage {
   std::int32_t epoch = 0;
   std::int32_t peer = -1;          // kAbort: the physical rank found failed
   std::int32_t strategy = 0;       // kReconfigure: index into kStrategies
+  std::int32_t secondary = 0;      // kReconfigure: 1 once the instance runs on the secondary network
   std::vector<std::int32_t> members;
 
   Payload encode() const;

@@ -23,6 +23,9 @@ class Membership {
 
   int epoch() const { return epoch_; }
   void set_epoch(int e) { epoch_ = e; }
+  // The instance moved to the secondary network: the heartbeat loop follows.
+  bool on_secondary() const { return on_secondary_; }
+  void set_on_secondary() { on_secondary_ = true; }
   double heartbeat_s() const { return heartbeat_s_; }
   double timeout_s() const { return timeout_s_; }
   int world() const { return static_cast<int>(last_heard_.size()); }
@@ -33,6 +36,7 @@ class Membership {
   double heartbeat_s_, timeout_s_;
   int epoch_ = 0;
   int coordinator_epoch_ = 0;
+  bool on_secondary_ = false;
 };
 
 // Every heartbeat period: tell every peer this node is alive (with its

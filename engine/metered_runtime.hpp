@@ -25,6 +25,7 @@ class MeteredRuntime : public Runtime {
   double now() const override { return inner_.now(); }
   void sleep_for(double seconds) override { inner_.sleep_for(seconds); }
   void compute(double seconds) override { inner_.compute(seconds); }
+  bool use_secondary_network() override { return inner_.use_secondary_network(); }
   void send(int dst, int tag, Payload payload) override;
   Payload recv(int src, int tag, double timeout_s) override;
 

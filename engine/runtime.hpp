@@ -36,6 +36,9 @@ class Runtime {
   // Spends `seconds` of this node's compute at full speed; a throttled node
   // takes longer. The default is a plain sleep (real hardware throttles itself).
   virtual void compute(double seconds) { sleep_for(seconds); }
+  // Moves this caller's traffic to the node's secondary network (for example
+  // 10 GbE when the Thunderbolt fabric is gone). False when there is none.
+  virtual bool use_secondary_network() { return false; }
 
   // Eager, non-blocking: returns once the payload is handed to the transport.
   // Messages from one sender to one receiver arrive in order.

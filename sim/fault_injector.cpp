@@ -29,6 +29,13 @@ bool wait_out(const engine::FaultSpec& f) {
   return true;
 }
 
+// A machine's hosts: its primary one and, with a secondary network, its second NIC's.
+std::vector<sg4::Host*> machine(const PlatformSpec& p, int node) {
+  std::vector<sg4::Host*> hosts{sg4::Host::by_name(p.hosts[node])};
+  if (p.secondary) hosts.push_back(sg4::Host::by_name(secondary_host(p.hosts[node])));
+  return hosts;
+}
+
 void set_links(const std::vector<sg4::Link*>& links, bool on) {
   for (auto* l : links) on ? l->turn_on() : l->turn_off();
 }
@@ -49,11 +56,11 @@ void FaultInjector::note(const std::string& kind, const std::string& target, con
 }
 
 void FaultInjector::restart(int node, const std::string& cause) {
-  auto* host = sg4::Host::by_name(s_.nodes[node].name);
-  host->turn_off();
+  const auto hosts = machine(sim_.platform(), node);
+  for (auto* h : hosts) h->turn_off();
   note("node-crash", s_.nodes[node].name, cause);
   sg4::this_actor::sleep_for(catalog_.hardware(s_.nodes[node].hardware).boot_s);
-  host->turn_on();
+  for (auto* h : hosts) h->turn_on();
   note("node-up", s_.nodes[node].name, "booted; its engine process is not running until the cluster re-admits it");
 }
 
@@ -86,12 +93,14 @@ void FaultInjector::apply(const engine::FaultSpec& f) {
       sg4::this_actor::sleep_for((1 - f.duty) * f.period_s);
     }
   } else if (f.kind == "node-crash") {
-    sg4::Host::by_name(target)->turn_off();
+    for (auto* h : machine(sim_.platform(), f.node)) h->turn_off();
     note(f.kind, target, "power lost");
   } else if (f.kind == "node-restart") {
     restart(f.node, "restarted");
   } else if (f.kind == "node-hang") {
-    auto actors = sg4::Host::by_name(target)->get_all_actors();
+    std::vector<sg4::ActorPtr> actors;
+    for (auto* h : machine(sim_.platform(), f.node))
+      for (auto& a : h->get_all_actors()) actors.push_back(a);
     for (auto& a : actors) a->suspend();
     note(f.kind, target, "alive but silent");
     if (wait_out(f)) {

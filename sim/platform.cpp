@@ -22,6 +22,7 @@ PlatformSpec platform_from_scenario(const engine::Scenario& s, const engine::Cat
   PlatformSpec p;
   for (const auto& node : s.nodes) p.hosts.push_back(node.name);
   for (const auto& c : s.fabric.cables) p.wires.push_back({c.a, c.b, catalog.link(c.link)});
+  if (s.fabric.secondary_link) p.secondary = catalog.link(*s.fabric.secondary_link);
   return p;
 }
 
@@ -32,6 +33,8 @@ PlatformSpec full_mesh(int nodes, const engine::LinkCard& card) {
     for (int b = a + 1; b < nodes; ++b) p.wires.push_back({a, b, card});
   return p;
 }
+
+std::string secondary_host(const std::string& node) { return node + "~secondary"; }
 
 double wire_bytes(const engine::LinkCard& card, double size) {
   if (card.frame_bytes <= 0) return size;

@@ -19,6 +19,8 @@ struct Wire {
 struct PlatformSpec {
   std::vector<std::string> hosts;
   std::vector<Wire> wires;
+  // A switched network every node also has (e.g. 10 GbE), used after a fallback.
+  std::optional<engine::LinkCard> secondary;
 
   // The wire joining a and b (either order); nullopt when none does.
   std::optional<Wire> wire_between(int a, int b) const;
@@ -27,6 +29,9 @@ struct PlatformSpec {
 
 PlatformSpec platform_from_scenario(const engine::Scenario& s, const engine::Catalog& catalog);
 PlatformSpec full_mesh(int nodes, const engine::LinkCard& card);
+
+// The host a node's traffic uses once it moved to the secondary network.
+std::string secondary_host(const std::string& node);
 
 // Bytes a message of `size` occupies on the wire: padded to whole frames, one at least.
 double wire_bytes(const engine::LinkCard& card, double size);

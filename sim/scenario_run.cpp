@@ -14,6 +14,7 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
   PlatformSpec platform = platform_from_scenario(s, catalog);
   // The stack's transport adds its own software cost to every message (on hardware it is simply paid).
   for (Wire& w : platform.wires) w.card.per_message_overhead_s += profile.per_message_overhead_s;
+  if (platform.secondary) platform.secondary->per_message_overhead_s += profile.per_message_overhead_s;
   Simulation simulation(std::move(platform));
   engine::RunResult result;
   result.nodes.resize(s.nodes.size());

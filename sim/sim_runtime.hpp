@@ -29,6 +29,7 @@ class SimRuntime : public engine::Runtime {
   double now() const override;
   void sleep_for(double seconds) override;
   void compute(double seconds) override;
+  bool use_secondary_network() override;
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
 
@@ -48,6 +49,7 @@ class SimRuntime : public engine::Runtime {
   int rank_;
   const PlatformSpec& platform_;
   const std::vector<double>& speed_;
+  bool on_secondary_ = false;
   std::vector<Peer> peers_;
   std::map<std::pair<int, int>, std::deque<engine::Payload>> stash_;  // (src, tag)
 };

@@ -32,6 +32,28 @@ void add_host_pair_route(sg4::NetZone* zone, sg4::Host* a, sg4::Host* b, std::ve
   zone->add_route(a->get_netpoint(), b->get_netpoint(), nullptr, nullptr, links, true);
 }
 
+// Each node's second host is the same machine on its secondary NIC: a route
+// touching one of them goes through the switch, so nodes that moved and nodes
+// that have not yet can still reach each other.
+void build_secondary_network(sg4::NetZone* zone, const PlatformSpec& p, const std::vector<sg4::Host*>& primary) {
+  using D = sg4::LinkInRoute::Direction;
+  const auto& card = *p.secondary;
+  std::vector<sg4::Host*> second;
+  std::vector<sg4::Link*> nics;
+  for (const auto& name : p.hosts) {
+    second.push_back(zone->create_host(secondary_host(name), 1e12)->seal());
+    nics.push_back(zone->create_split_duplex_link("secondary-nic-" + name, card.bandwidth)->set_latency(card.latency_s / 2)->seal());
+  }
+  for (std::size_t a = 0; a < p.hosts.size(); ++a)
+    for (std::size_t b = 0; b < p.hosts.size(); ++b) {
+      if (a == b) continue;
+      const std::vector<sg4::LinkInRoute> route{{nics[a], D::UP}, {nics[b], D::DOWN}};
+      zone->add_route(second[a]->get_netpoint(), second[b]->get_netpoint(), nullptr, nullptr, route, false);
+      zone->add_route(second[a]->get_netpoint(), primary[b]->get_netpoint(), nullptr, nullptr, route, false);
+      zone->add_route(primary[a]->get_netpoint(), second[b]->get_netpoint(), nullptr, nullptr, route, false);
+    }
+}
+
 void build_platform(const PlatformSpec& p) {
   auto* zone = sg4::create_full_zone("mesh");
   std::vector<sg4::Host*> hosts;
@@ -55,6 +77,7 @@ void build_platform(const PlatformSpec& p) {
       add_host_pair_route(zone, hosts[w.a], hosts[w.b], {{link, D::UP}});
     }
   }
+  if (p.secondary) build_secondary_network(zone, p, hosts);
   zone->seal();
 }
 

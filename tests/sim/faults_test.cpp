@@ -128,3 +128,30 @@ TEST(Faults, TooShortADeadlineIsAnInvariantViolation) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Faults, RdmaStackFailureFallsBackToTheSecondaryNetworkAndLosesNoRequest) {
+  const auto s = load("rdma-failure-fallback.json");
+  const json report = simulate(s);
+  EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
+  for (const auto& r : report["requests"]) EXPECT_EQ(r["status"], "completed") << r.dump();
+  // Nothing is reloaded or recomputed: the same placement on a slower network.
+  EXPECT_EQ(report["faults"]["tokens_recomputed"], 0);
+  EXPECT_LT(report["faults"]["time_to_recover_s"].get<double>(), 2 * s.heartbeat_timeout_s);
+  // 10 GbE is slower than Thunderbolt RDMA: decoding after the fallback is slower.
+  engine::Scenario calm = s;
+  calm.faults.clear();
+  EXPECT_LT(report["summary"]["decode_tokens_per_s"].get<double>(),
+            simulate(calm)["summary"]["decode_tokens_per_s"].get<double>());
+}
+
+TEST(Faults, RdmaStackFailureUnderFailStopDropsTheInstance) {
+  engine::Scenario s = load("rdma-failure-fallback.json");
+  s.recovery = "fail-stop";
+  const json report = simulate(s);
+  EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
+  EXPECT_EQ(report["summary"]["requests"]["completed"], 0);
+}
+
+}  // namespace
