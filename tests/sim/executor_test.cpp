@@ -65,19 +65,43 @@ double message_s(const engine::LinkCard& link, double bytes) {
   return link.per_message_overhead_s + link.latency_s + frames * link.frame_bytes / link.bandwidth;
 }
 
+// The cards and plan a test derives its expected step times from.
+struct Cards {
+  Cards(const engine::Scenario& s, const std::string& strategy)
+      : plan(engine::make_plan(s, Catalog::builtin(), strategy)),
+        profile(engine::BackendProfile::load(Catalog::builtin().dir(), "meshinfer")),
+        model(Catalog::builtin().model(s.model)),
+        quant(model.quant(s.quant)),
+        link(Catalog::builtin().link("tb5-rdma")) {}
+
+  engine::CostModel cost(int shard) const {
+    const auto& sh = plan.shards[shard];
+    return engine::CostModel(model, quant, Catalog::builtin().hardware(sh.hardware), profile, sh);
+  }
+  // Attention and FFN of every layer the shard holds, for one step.
+  double layers_s(int shard, const engine::StepShape& shape) const {
+    const auto c = cost(shard);
+    double t = 0;
+    for (int l = plan.shards[shard].first_layer; l < plan.shards[shard].end_layer; ++l)
+      t += c.attention_s(l, shape) + c.ffn_s(l, shape);
+    return t;
+  }
+
+  engine::Plan plan;
+  engine::BackendProfile profile;
+  const engine::ModelCard& model;
+  const engine::Quantization& quant;
+  const engine::LinkCard& link;
+};
+
 TEST(Executor, SingleNodeDecodeStepIsTheSumOfItsOps) {
   const auto s = scenario(1, "llama-3.1-8b", "bf16");
   const auto times = token_times(s, "tensor");
   ASSERT_EQ(times.size(), 4u);
-  const auto& catalog = Catalog::builtin();
-  const auto plan = engine::make_plan(s, catalog, "tensor");
-  const auto profile = engine::BackendProfile::load(catalog.dir(), "meshinfer");
-  const auto& m = catalog.model("llama-3.1-8b");
-  const engine::CostModel cost(m, m.quant("bf16"), catalog.hardware("m3-ultra-512gb"), profile, plan.shards[0]);
+  const Cards cards(s, "tensor");
   for (int k = 1; k < 4; ++k) {
     const auto shape = decode_shape(64, k);
-    double expected = cost.lm_head_s(shape, 1.0);
-    for (int l = 0; l < m.layers; ++l) expected += cost.attention_s(l, shape) + cost.ffn_s(l, shape);
+    const double expected = cards.cost(0).lm_head_s(shape, 1.0) + cards.layers_s(0, shape);
     EXPECT_NEAR(times[k] - times[k - 1], expected, 1e-9 * expected) << "token " << k;
   }
 }
@@ -86,17 +110,12 @@ TEST(Executor, TensorParallelAddsTwoAllReducesPerBlock) {
   const auto s = scenario(2, "llama-3.1-8b", "bf16");
   const auto times = token_times(s, "tensor");
   ASSERT_EQ(times.size(), 4u);
-  const auto& catalog = Catalog::builtin();
-  const auto plan = engine::make_plan(s, catalog, "tensor");
-  const auto profile = engine::BackendProfile::load(catalog.dir(), "meshinfer");
-  const auto& m = catalog.model("llama-3.1-8b");
-  const auto& link = catalog.link("tb5-rdma");
-  const engine::CostModel cost(m, m.quant("bf16"), catalog.hardware("m3-ultra-512gb"), profile, plan.shards[0]);
+  const Cards cards(s, "tensor");
   const auto shape = decode_shape(64, 2);
   // Two nodes: an all-reduce is one message each way, an all-gather of token ids too.
-  const double all_reduce = message_s(link, m.hidden * 2.0);
-  double expected = cost.lm_head_s(shape, 0.5) + message_s(link, 2 * 8.0);
-  for (int l = 0; l < m.layers; ++l) expected += cost.attention_s(l, shape) + cost.ffn_s(l, shape) + 2 * all_reduce;
+  const double all_reduce = message_s(cards.link, cards.model.hidden * 2.0);
+  const double expected = cards.cost(0).lm_head_s(shape, 0.5) + message_s(cards.link, 2 * 8.0) +
+                          cards.layers_s(0, shape) + 2 * cards.model.layers * all_reduce;
   EXPECT_NEAR(times[2] - times[1], expected, 0.02 * expected);
 }
 
@@ -104,19 +123,11 @@ TEST(Executor, PipelineRunsStagesOneAfterAnother) {
   const auto s = scenario(2, "llama-3.1-8b", "bf16");
   const auto times = token_times(s, "pipeline");
   ASSERT_EQ(times.size(), 4u);
-  const auto& catalog = Catalog::builtin();
-  const auto plan = engine::make_plan(s, catalog, "pipeline");
-  const auto profile = engine::BackendProfile::load(catalog.dir(), "meshinfer");
-  const auto& m = catalog.model("llama-3.1-8b");
-  const auto& link = catalog.link("tb5-rdma");
+  const Cards cards(s, "pipeline");
   const auto shape = decode_shape(64, 2);
-  double expected = message_s(link, m.hidden * 2.0) + message_s(link, 4.0);  // activations on, token id back
-  for (const auto& shard : plan.shards) {
-    const engine::CostModel cost(m, m.quant("bf16"), catalog.hardware(shard.hardware), profile, shard);
-    for (int l = shard.first_layer; l < shard.end_layer; ++l) expected += cost.attention_s(l, shape) + cost.ffn_s(l, shape);
-  }
-  const engine::CostModel last(m, m.quant("bf16"), catalog.hardware("m3-ultra-512gb"), profile, plan.shards[1]);
-  expected += last.lm_head_s(shape, 1.0);
+  // Activations on to the second stage, the sampled token id back to the first.
+  const double expected = message_s(cards.link, cards.model.hidden * 2.0) + message_s(cards.link, 4.0) +
+                          cards.layers_s(0, shape) + cards.layers_s(1, shape) + cards.cost(1).lm_head_s(shape, 1.0);
   EXPECT_NEAR(times[2] - times[1], expected, 0.02 * expected);
 }
 
