@@ -47,12 +47,13 @@ double raw_put_get(double bytes, engine::AllReduceAlgorithm algo) {
   const bool two_shot = algo == engine::AllReduceAlgorithm::kTwoShot;
   const double msg = two_shot ? bytes / kNodes : bytes;
   const int phases = two_shot ? 2 : 1;
+  static int payload;  // s4u needs a non-null payload to know which side sends
   for (int r = 0; r < kNodes; ++r) {
     sg4::Actor::create("raw" + std::to_string(r), sg4::Host::by_name(simulation.platform().hosts[r]), [=] {
       for (int i = 0; i < kRounds * phases; ++i) {
         std::vector<sg4::CommPtr> sends;
         for (int s = 1; s < kNodes; ++s)
-          sends.push_back(sg4::Mailbox::by_name(fmt::format("raw{}-{}", r, (r + s) % kNodes))->put_async(nullptr, msg));
+          sends.push_back(sg4::Mailbox::by_name(fmt::format("raw{}-{}", r, (r + s) % kNodes))->put_async(&payload, msg));
         for (int s = 1; s < kNodes; ++s)
           sg4::Mailbox::by_name(fmt::format("raw{}-{}", (r - s + kNodes) % kNodes, r))->get<void>();
         for (auto& c : sends) c->wait();
