@@ -1,8 +1,11 @@
 // meshinfer plan as a user runs it: refusals, what-if cards, job-count independence.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "support/cli_runner.hpp"
 
@@ -73,6 +76,54 @@ TEST(Plan, WhatIfHardwareCardIsPlannedWith) {
   EXPECT_EQ(plan["candidates"][0]["status"], "simulated") << plan["candidates"][0].dump();
   // 470 GB of bf16 weights fit in 900 GB: faster memory than an M3 Ultra decodes faster.
   EXPECT_GT(plan["candidates"][0]["figures"]["decode_tokens_per_s"].get<double>(), 0);
+}
+
+}  // namespace
+
+namespace {
+
+// The simulated figure reports/calibration.md gives for a row, or -1.
+double calibration_figure(const std::string& row) {
+  std::istringstream md(read_file(std::string(MESHINFER_SOURCE_DIR) + "/reports/calibration.md"));
+  for (std::string line; std::getline(md, line);) {
+    if (line.rfind("| " + row + " |", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::istringstream cols(line);
+    for (std::string cell; std::getline(cols, cell, '|');) cells.push_back(cell);
+    return std::stod(cells.at(3));
+  }
+  return -1;
+}
+
+// Planning the published clusters with a stack's profile gives the calibration report's figures.
+TEST(Plan, PublishedConfigurationsAgreeWithTheCalibrationReport) {
+  struct Case {
+    std::string quant, link, strategy, profile, row_suffix;
+  };
+  for (const Case& c : {Case{"8bit", "tb5-rdma", "tensor", "exo-tensor-rdma", "8bit decode x{} (exo-tensor-rdma)"},
+                        Case{"q4_k_m", "tb5-tcp", "pipeline", "llamacpp-rpc-tcp", "q4_k_m? decode x{} (llamacpp-rpc-tcp)"}}) {
+    const std::string out = testsupport::fresh_dir("plan-published-" + c.profile);
+    const auto r = run_cli("plan --model qwen3-235b-a22b --quant " + c.quant + " --hardware m3-ultra-512gb,m3-ultra-256gb --max-nodes 4 --links " +
+                           c.link + " --strategies " + c.strategy + " --profile " + c.profile + " --out " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto plan = nlohmann::json::parse(read_file(out + "/plan.json"));
+    // The published cluster's first n machines: one 512 GB, two 512 GB, all four.
+    const std::vector<std::vector<std::string>> published = {
+        {"m3-ultra-512gb"}, {"m3-ultra-512gb", "m3-ultra-512gb"},
+        {"m3-ultra-512gb", "m3-ultra-512gb", "m3-ultra-256gb", "m3-ultra-256gb"}};
+    for (const auto& nodes : published) {
+      const std::string row = "qwen3-235b-a22b " + fmt::format(fmt::runtime(c.row_suffix), nodes.size());
+      const double expected = calibration_figure(row);
+      ASSERT_GT(expected, 0) << "no row " << row << " in reports/calibration.md";
+      bool found = false;
+      for (const auto& cand : plan["candidates"])
+        if (cand["nodes"] == nodes && cand["status"] == "simulated") {
+          found = true;
+          EXPECT_NEAR(cand["figures"]["decode_tokens_per_s_batch1"].get<double>(), expected, 0.01 * expected) << row;
+        }
+      EXPECT_TRUE(found) << row;
+    }
+  }
 }
 
 }  // namespace
