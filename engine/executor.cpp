@@ -275,7 +275,8 @@ class Node {
     std::vector<int> survivors;
     for (int p : members_)
       if (p != lost && (p == 0 || !m_.suspected(p, now()))) survivors.push_back(p);
-    std::string refusal = "policy is fail-stop";
+    std::string refusal = setup_.scenario.recovery == "reroute" ? "policy is reroute, which is not implemented yet"
+                                                                : "policy is fail-stop";
     if (setup_.scenario.recovery == "fallback" && !m_.on_secondary()) {
       // Same members and plan, so every KV cache is still good: only the network changes.
       move_to_secondary_network();  // first, so the decision itself travels on the new network
