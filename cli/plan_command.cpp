@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "engine/error.hpp"
+#include "engine/report_html.hpp"
 #include "engine/scenario.hpp"
 #include "nlohmann/json.hpp"
 #include "sim/plan_sweep.hpp"
@@ -113,7 +114,8 @@ int plan(PlanOptions o) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/plan.json") << result.dump(2) << "\n";
   std::ofstream(dir + "/plan.md") << sim::render_plan_markdown(result);
-  fmt::print("{}reports: {}/plan.json {}/plan.md\n", sim::render_plan_table(result), dir, dir);
+  std::ofstream(dir + "/plan.html") << engine::render_plan_html(result);
+  fmt::print("{}reports: {}/plan.json {}/plan.md {}/plan.html\n", sim::render_plan_table(result), dir, dir, dir);
   // Like a failed expectation: a pipeline asking for an SLO learns nothing meets it.
   return result["cheapest_meeting_slo"].is_null() ? kExitBreach : 0;
 }

@@ -13,9 +13,6 @@
 //   figure#per-token   g.breakdown[data-node][data-compute-ms][data-comm-ms][data-wait-ms]
 //   table#expectations tr.expectation[data-metric][data-pass]
 //
-// Plans: `meshinfer plan` will write plan.json; its charts (tokens/s against
-// node count per link type, price against tokens/s with the SLO line) belong
-// in a render_plan_html(plan) here, on the same axis and bar helpers.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -25,5 +22,11 @@ namespace engine {
 
 // REQUIRES: `report` follows "meshinfer.report/1" (see report.hpp).
 std::string render_html(const nlohmann::ordered_json& report);
+
+// plan.html from a "meshinfer.plan/1" plan.json: figure#speed-by-nodes
+// (circle.point[data-link][data-nodes][data-tokens-per-s], polyline.best per
+// link) and figure#price-vs-speed (circle.point[data-index][data-price],
+// .chosen on the cheapest meeting the SLO and the fastest; line.slo).
+std::string render_plan_html(const nlohmann::ordered_json& plan);
 
 }  // namespace engine

@@ -36,6 +36,27 @@ TEST(Plan, JobCountDoesNotChangeTheResult) {
   EXPECT_TRUE(saw_uneven_refusal);
 }
 
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Plan, HtmlChartsEverySimulatedCandidateAndTheSlo) {
+  const std::string out = testsupport::fresh_dir("plan-html");
+  const auto r = run_cli(kSmallSweep + " --slo itl=80ms --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto plan = nlohmann::json::parse(read_file(out + "/plan.json"));
+  std::size_t simulated = 0;
+  for (const auto& c : plan["candidates"]) simulated += c["status"] == "simulated";
+  const std::string html = read_file(out + "/plan.html");
+  // Each simulated candidate once in each of the two charts.
+  EXPECT_EQ(count(html, "<circle class=\"point"), 2 * simulated);
+  EXPECT_EQ(count(html, "data-tokens-per-s=\"12.5\"></line>"), 1u);  // the SLO line at 1 / 80 ms
+  EXPECT_EQ(count(html, " chosen\""), plan["cheapest_meeting_slo"] == plan["fastest"] ? 1u : 2u);
+  EXPECT_EQ(html.find("http"), std::string::npos);
+}
+
 TEST(Plan, NothingMeetsAnImpossibleSloAndSaysWhy) {
   const std::string out = testsupport::fresh_dir("plan-impossible");
   const auto r = run_cli(kSmallSweep + " --slo itl=1ms --out " + out);
