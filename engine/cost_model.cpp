@@ -13,7 +13,7 @@ double CostModel::roofline_s(double bytes, double flops, double expert_flops) co
   const double memory_s = bytes / (hw_.memory_bandwidth * profile_.memory_bandwidth_efficiency);
   const double compute_s = flops / (hw_.peak_flops * profile_.compute_efficiency) +
                            expert_flops / (hw_.peak_flops * profile_.expert_compute_efficiency);
-  return std::max(memory_s, compute_s) / speed_ + profile_.per_op_overhead_s;
+  return std::max(memory_s, compute_s) + profile_.per_op_overhead_s;
 }
 
 double CostModel::attention_s(int layer, const StepShape& s) const {

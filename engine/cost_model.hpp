@@ -29,8 +29,6 @@ class CostModel {
   // The LM head over `share` of the vocabulary.
   double lm_head_s(const StepShape& s, double share) const;
 
-  // Slowdown for a throttled node (1: full speed).
-  void set_speed(double factor) { speed_ = factor; }
 
  private:
   // `expert_flops` run at the profile's expert_compute_efficiency.
@@ -41,7 +39,6 @@ class CostModel {
   const HardwareCard& hw_;
   const BackendProfile& profile_;
   const Shard& shard_;
-  double speed_ = 1;
 };
 
 }  // namespace engine

@@ -21,7 +21,6 @@ struct Payload {
   static Payload of(std::span<const std::byte> data) {
     return Payload{data.size(), std::vector<std::byte>(data.begin(), data.end())};
   }
-  bool has_bytes() const { return !bytes.empty() || size == 0; }
 };
 
 class Runtime {

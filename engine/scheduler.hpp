@@ -60,7 +60,6 @@ class Scheduler {
 
   const std::vector<RequestRecord>& records() const { return records_; }
   const std::vector<StepRecord>& steps() const { return steps_; }
-  double kv_capacity_tokens() const { return kv_capacity_; }
 
  private:
   void admit(double now);

@@ -10,14 +10,6 @@ std::optional<Wire> PlatformSpec::wire_between(int a, int b) const {
   return std::nullopt;
 }
 
-bool PlatformSpec::is_full_mesh() const {
-  const int n = static_cast<int>(hosts.size());
-  for (int a = 0; a < n; ++a)
-    for (int b = a + 1; b < n; ++b)
-      if (!wire_between(a, b)) return false;
-  return true;
-}
-
 PlatformSpec platform_from_scenario(const engine::Scenario& s, const engine::Catalog& catalog) {
   PlatformSpec p;
   for (const auto& node : s.nodes) p.hosts.push_back(node.name);

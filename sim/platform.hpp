@@ -24,7 +24,6 @@ struct PlatformSpec {
 
   // The wire joining a and b (either order); nullopt when none does.
   std::optional<Wire> wire_between(int a, int b) const;
-  bool is_full_mesh() const;
 };
 
 PlatformSpec platform_from_scenario(const engine::Scenario& s, const engine::Catalog& catalog);
