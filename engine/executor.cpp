@@ -334,11 +334,17 @@ class Node {
   // when this node leaves the instance.
   bool follow(int lost, const std::string& cause) {
     if (lost >= 0) tell({0}, {ControlMessage::kAbort, epoch_, lost, 0, m_.on_secondary(), {}});
+    const double give_up = now() + kStepProgressTimeoutS;  // a decision lost on a bad cable must not strand us
     for (;;) {
       ControlMessage msg;
       try {
         msg = ControlMessage::decode(physical_.recv(0, kControlTag, m_.heartbeat_s()));
       } catch (const Timeout&) {
+        if (now() >= give_up) {
+          out_.nodes[physical_.rank()].error = "no decision from the coordinator (" + cause + ")";
+          note("left", physical_.rank(), "no decision from the coordinator in " + std::to_string(kStepProgressTimeoutS) + " s");
+          return false;
+        }
         if (m_.suspected(0, now())) {
           out_.nodes[physical_.rank()].error = "coordinator " + name(0) + " lost (" + cause + ")";
           note("detected", 0, "no word from the coordinator; " + name(physical_.rank()) + " leaves the instance");
@@ -377,6 +383,10 @@ class Node {
 void run_node(Runtime& rt, Membership& m, const EngineSetup& setup, RunResult& out) {
   if (rt.rank() == 0)
     out.scheduler = std::make_shared<Scheduler>(setup.requests, setup.scenario.workload, setup.plan.kv_capacity_tokens);
+  struct Leave {
+    Membership& m;
+    ~Leave() { m.leave(); }
+  } leave{m};
   Node(rt, m, setup, out).run();
 }
 

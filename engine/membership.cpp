@@ -31,7 +31,7 @@ bool Membership::suspected(int peer, double now) const {
 
 void run_heartbeats(Runtime& rt, Membership& m) {
   bool moved = false;
-  for (;;) {
+  while (!m.left()) {
     if (m.on_secondary() && !moved) moved = rt.use_secondary_network();
     m.beat(rt.now());
     const std::int32_t epoch = m.epoch();

@@ -23,6 +23,10 @@ class Membership {
 
   int epoch() const { return epoch_; }
   void set_epoch(int e) { epoch_ = e; }
+  // This node's engine left the instance: its heartbeats stop, so the others
+  // notice it is gone instead of waiting on a silent but "alive" peer.
+  bool left() const { return left_; }
+  void leave() { left_ = true; }
   // The instance moved to the secondary network: the heartbeat loop follows.
   bool on_secondary() const { return on_secondary_; }
   void set_on_secondary() { on_secondary_ = true; }
@@ -37,11 +41,12 @@ class Membership {
   int epoch_ = 0;
   int coordinator_epoch_ = 0;
   bool on_secondary_ = false;
+  bool left_ = false;
 };
 
 // Every heartbeat period: tell every peer this node is alive (with its
-// epoch) and note who was heard. Never returns; run it as a daemon beside
-// the node's main loop, on a runtime channel of its own.
-[[noreturn]] void run_heartbeats(Runtime& rt, Membership& m);
+// epoch) and note who was heard, until the node leaves the instance. Run it
+// beside the node's main loop, on a runtime channel of its own.
+void run_heartbeats(Runtime& rt, Membership& m);
 
 }  // namespace engine
