@@ -8,7 +8,7 @@
 namespace engine {
 
 MemberRuntime::MemberRuntime(Runtime& physical, Membership& m, std::vector<int> members, int epoch)
-    : physical_(physical), m_(m), members_(std::move(members)), epoch_(epoch) {
+    : ForwardingRuntime(physical), m_(m), members_(std::move(members)), epoch_(epoch) {
   rank_ = static_cast<int>(std::find(members_.begin(), members_.end(), physical.rank()) - members_.begin());
 }
 

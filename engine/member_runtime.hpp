@@ -21,17 +21,13 @@ class Reconfigure : public std::runtime_error {
 // Rank 0 <-> members, outside any epoch: abort reports and decisions.
 inline constexpr int kControlTag = 1 << 30;
 
-class MemberRuntime : public Runtime {
+class MemberRuntime : public ForwardingRuntime {
  public:
   // `members`: physical ranks, in logical order. REQUIRES: contains physical.rank().
   MemberRuntime(Runtime& physical, Membership& m, std::vector<int> members, int epoch);
 
   int rank() const override { return rank_; }
   int world() const override { return static_cast<int>(members_.size()); }
-  double now() const override { return physical_.now(); }
-  void sleep_for(double seconds) override { physical_.sleep_for(seconds); }
-  void compute(double seconds) override { physical_.compute(seconds); }
-  bool use_secondary_network() override { return physical_.use_secondary_network(); }
   void send(int dst, int tag, Payload payload) override;
   // Throws PeerFailure naming the PHYSICAL rank of the member that failed.
   Payload recv(int src, int tag, double timeout_s) override;
@@ -44,7 +40,7 @@ class MemberRuntime : public Runtime {
   // reported one (seen by the coordinator), or a newer epoch began.
   void check_cluster();
 
-  Runtime& physical_;
+  Runtime& physical_ = inner_;
   Membership& m_;
   std::vector<int> members_;
   int epoch_;

@@ -4,7 +4,7 @@
 
 namespace engine {
 
-MeteredRuntime::MeteredRuntime(Runtime& inner, TrafficStats& stats) : inner_(inner), stats_(stats) {
+MeteredRuntime::MeteredRuntime(Runtime& inner, TrafficStats& stats) : ForwardingRuntime(inner), stats_(stats) {
   stats_.bytes_to.assign(inner.world(), 0);
   stats_.messages_to.assign(inner.world(), 0);
 }

@@ -16,21 +16,14 @@ struct TrafficStats {
   std::vector<std::uint64_t> messages_to;
 };
 
-class MeteredRuntime : public Runtime {
+class MeteredRuntime : public ForwardingRuntime {
  public:
   MeteredRuntime(Runtime& inner, TrafficStats& stats);
 
-  int rank() const override { return inner_.rank(); }
-  int world() const override { return inner_.world(); }
-  double now() const override { return inner_.now(); }
-  void sleep_for(double seconds) override { inner_.sleep_for(seconds); }
-  void compute(double seconds) override { inner_.compute(seconds); }
-  bool use_secondary_network() override { return inner_.use_secondary_network(); }
   void send(int dst, int tag, Payload payload) override;
   Payload recv(int src, int tag, double timeout_s) override;
 
  private:
-  Runtime& inner_;
   TrafficStats& stats_;
 };
 

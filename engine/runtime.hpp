@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace engine {
@@ -47,6 +48,25 @@ class Runtime {
   // Next message from `src` with `tag`; messages with other tags are kept for
   // later calls. Throws Timeout after `timeout_s`, PeerFailure if `src` died.
   virtual Payload recv(int src, int tag, double timeout_s) = 0;
+};
+
+// A Runtime that passes every call on to another; decorators (metering,
+// membership) override only what they change.
+class ForwardingRuntime : public Runtime {
+ public:
+  explicit ForwardingRuntime(Runtime& inner) : inner_(inner) {}
+
+  int rank() const override { return inner_.rank(); }
+  int world() const override { return inner_.world(); }
+  double now() const override { return inner_.now(); }
+  void sleep_for(double seconds) override { inner_.sleep_for(seconds); }
+  void compute(double seconds) override { inner_.compute(seconds); }
+  bool use_secondary_network() override { return inner_.use_secondary_network(); }
+  void send(int dst, int tag, Payload payload) override { inner_.send(dst, tag, std::move(payload)); }
+  Payload recv(int src, int tag, double timeout_s) override { return inner_.recv(src, tag, timeout_s); }
+
+ protected:
+  Runtime& inner_;
 };
 
 }  // namespace engine
