@@ -3,6 +3,7 @@
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
 
+#include <exception>
 #include <memory>
 #include <utility>
 
@@ -38,7 +39,9 @@ SimRuntime::SimRuntime(int rank, const PlatformSpec& platform, const std::vector
 }
 
 SimRuntime::~SimRuntime() {
-  // A receive still posted when the node stops is abandoned, not leaked.
+  // A receive still posted when the node stops is abandoned, not leaked. Not
+  // while SimGrid unwinds a killed actor: no simcall may be made then.
+  if (std::uncaught_exceptions() > 0) return;
   for (Peer& peer : peers_)
     if (peer.pending && peer.pending->get_state() != sg4::Activity::State::FINISHED) peer.pending->cancel();
 }
