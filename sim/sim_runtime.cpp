@@ -42,8 +42,14 @@ SimRuntime::~SimRuntime() {
   // A receive still posted when the node stops is abandoned, not leaked. Not
   // while SimGrid unwinds a killed actor: no simcall may be made then.
   if (std::uncaught_exceptions() > 0) return;
-  for (Peer& peer : peers_)
-    if (peer.pending && peer.pending->get_state() != sg4::Activity::State::FINISHED) peer.pending->cancel();
+  for (Peer& peer : peers_) {
+    if (!peer.pending || peer.pending->get_state() != sg4::Activity::State::STARTED) continue;
+    try {
+      peer.pending->cancel();
+    } catch (const simgrid::Exception&) {
+      // Its host or link died under it: there is nothing left to cancel.
+    }
+  }
 }
 
 double SimRuntime::now() const { return sg4::Engine::get_clock(); }
