@@ -22,11 +22,13 @@ class InputError : public std::runtime_error {
 // A peer is gone: EOF, reset, failed completion or a dead simulated link/host.
 class PeerFailure : public std::runtime_error {
  public:
-  PeerFailure(int peer, const std::string& why);
+  // `reporter`: the rank that saw it, when not the node raising it.
+  PeerFailure(int peer, const std::string& why, int reporter = -1);
   int peer() const { return peer_; }
+  int reporter() const { return reporter_; }
 
  private:
-  int peer_;
+  int peer_, reporter_;
 };
 
 // A bounded wait ran out before the expected message arrived.

@@ -235,20 +235,21 @@ class Node {
       m_.set_epoch(epoch_);
       MemberRuntime member(physical_, m_, members_, epoch_);
       std::string cause;
-      int lost = -1;
+      int lost = -1, reporter = physical_.rank();
       try {
         NodeLoop(member, setup_, plan_, link(), out_.nodes[physical_.rank()]).run(scheduler);
         return;
       } catch (const PeerFailure& e) {
         cause = e.what();
         lost = e.peer();
+        if (e.reporter() >= 0) reporter = e.reporter();
       } catch (const Timeout& e) {
         cause = e.what();
         lost = e.peer();  // physical, like PeerFailure's
       } catch (const Reconfigure& e) {
         cause = e.what();
       }
-      if (scheduler ? !coordinate(*scheduler, lost, cause) : !follow(lost, cause)) return;
+      if (scheduler ? !coordinate(*scheduler, lost, reporter, cause) : !follow(lost, cause)) return;
     }
   }
 
@@ -268,36 +269,46 @@ class Node {
   }
 
   // Rank 0: detect, decide, tell the members. False when the instance ends.
-  bool coordinate(Scheduler& scheduler, int lost, const std::string& cause) {
+  // `reporter` lost `lost`: a dead cable between them, or `lost` is down.
+  bool coordinate(Scheduler& scheduler, int lost, int reporter, const std::string& cause) {
     note("detected", lost, cause);
     ++epoch_;
     m_.set_epoch(epoch_);  // heartbeats now carry it: members blocked on a live peer stop waiting
-    std::vector<int> survivors;
-    for (int p : members_)
-      if (p != lost && (p == 0 || !m_.suspected(p, now()))) survivors.push_back(p);
-    std::string refusal = setup_.scenario.recovery == "reroute" ? "policy is reroute, which is not implemented yet"
-                                                                : "policy is fail-stop";
-    if (setup_.scenario.recovery == "fallback" && !m_.on_secondary()) {
-      // Same members and plan, so every KV cache is still good: only the network changes.
-      move_to_secondary_network();  // first, so the decision itself travels on the new network
-      tell(members_, {ControlMessage::kReconfigure, epoch_, lost, strategy_index(plan_.strategy), 1,
-                      {members_.begin(), members_.end()}});
-      note("recovered", lost, "moved to the secondary network (" + *setup_.scenario.fabric.secondary_link + ")");
-      return true;
+    const bool node_down = lost >= 0 && m_.down(lost, now(), physical_.rank());
+    const std::string& policy = setup_.scenario.recovery;
+    std::string refusal = "policy is fail-stop";
+    if (policy == "reroute") {
+      refusal = node_down ? "policy is reroute, and " + name(lost) + " is down (a detour only replaces a cable)"
+                          : reroute(lost, reporter);
+      if (refusal.empty()) return true;
     }
-    if (setup_.scenario.recovery == "fallback") refusal = "policy is fallback and the secondary network failed too";
-    if (setup_.scenario.recovery == "replan") {
+    if (policy == "fallback") {
+      if (node_down) {
+        refusal = "policy is fallback, and " + name(lost) + " is down (another network cannot bring it back)";
+      } else if (m_.on_secondary()) {
+        refusal = "policy is fallback and the secondary network failed too";
+      } else {
+        // Same members and plan, so every KV cache is still good: only the network changes.
+        move_to_secondary_network();  // first, so the decision itself travels on the new network
+        tell(members_, decision(lost, plan_.strategy, members_));
+        note("recovered", lost, "moved to the secondary network (" + *setup_.scenario.fabric.secondary_link + ")");
+        return true;
+      }
+    }
+    if (policy == "replan") {
+      std::vector<int> survivors;
+      for (int p : members_)
+        if (p != lost && (p == 0 || !m_.suspected(p, now()))) survivors.push_back(p);
       const Scenario placed = restricted(setup_.scenario, survivors);
       for (const char* strategy : {plan_.strategy.c_str(), "tensor", "tensor-uneven", "pipeline"}) {
         try {
           Plan next = make_plan(placed, setup_.catalog, strategy);
           // Every old member hears it, so one left out (alive but cut off) leaves cleanly.
-          tell(members_, {ControlMessage::kReconfigure, epoch_, lost, strategy_index(strategy), m_.on_secondary(),
-                          {survivors.begin(), survivors.end()}});
+          tell(members_, decision(lost, strategy, survivors));
           members_ = survivors;
           plan_ = std::move(next);
           reload_weights();
-          out_.tokens_recomputed += scheduler.requeue_in_flight(plan_.kv_capacity_tokens);
+          out_.tokens_recomputed += scheduler.requeue_in_flight(plan_.kv_capacity_tokens, now(), cause);
           note("recovered", lost, "re-placed on " + std::to_string(survivors.size()) + " node(s) as " + plan_.strategy);
           return true;
         } catch (const PlanError& e) {
@@ -306,10 +317,53 @@ class Node {
       }
       refusal = "cannot re-place on the survivors: " + refusal;
     }
-    tell(members_, {ControlMessage::kStop, epoch_, lost, 0, m_.on_secondary(), {}});
+    tell(members_, {ControlMessage::kStop, epoch_, lost, 0, m_.on_secondary(), {}, {}});
     scheduler.fail_all(now(), "instance failed: " + cause + " (" + refusal + ")");
     note("instance-failed", lost, refusal);
     return false;
+  }
+
+  ControlMessage decision(int lost, const std::string& strategy, const std::vector<int>& members) const {
+    return {ControlMessage::kReconfigure, epoch_, lost, strategy_index(strategy), m_.on_secondary(),
+            {members.begin(), members.end()}, detours_};
+  }
+
+  // The cable between `a` and `b` is dead but both still run: a third member
+  // cabled to both relays between them. Empty on success, else the reason.
+  std::string reroute(int a, int b) {
+    if (a < 0 || a == b) return "policy is reroute, and no cable is known to have failed";
+    if (!physical_.can_relay()) return "policy is reroute, and this transport cannot relay";
+    const Detour pair{std::min(a, b), std::max(a, b), -1};
+    for (int relay : members_) {
+      if (relay == a || relay == b || m_.down(relay, now(), physical_.rank()) || !cabled(relay, a) || !cabled(relay, b))
+        continue;
+      if (std::find(tried_relays_.begin(), tried_relays_.end(), Detour{pair.from, pair.to, relay}) != tried_relays_.end())
+        continue;  // its detour failed before
+      tried_relays_.push_back({pair.from, pair.to, relay});
+      std::erase_if(detours_, [&](const Detour& d) { return d.from == pair.from && d.to == pair.to; });
+      detours_.push_back({pair.from, pair.to, relay});
+      tell(members_, decision(a, plan_.strategy, members_));
+      follow_detours();
+      note("recovered", a, "rerouted " + name(pair.from) + "-" + name(pair.to) + " through " + name(relay) + " (two hops)");
+      return "";
+    }
+    return "policy is reroute, and no third node can relay between " + name(a) + " and " + name(b);
+  }
+
+  bool cabled(int a, int b) const {
+    const auto& cables = setup_.scenario.fabric.cables;
+    return std::any_of(cables.begin(), cables.end(), [&](const Cable& c) { return (c.a == a && c.b == b) || (c.a == b && c.b == a); });
+  }
+
+  // Sends to the far end of each detour this node is on take the relay.
+  void follow_detours() {
+    const int me = physical_.rank();
+    for (const Detour& d : detours_) {
+      const int other = d.from == me ? d.to : d.to == me ? d.from : -1;
+      if (other < 0 || m_.relay(other) == d.relay) continue;
+      physical_.route_via(other, d.relay);
+      m_.set_relay(other, d.relay, now());
+    }
   }
 
   void tell(const std::vector<int>& to, const ControlMessage& msg) {
@@ -333,7 +387,7 @@ class Node {
   // Other ranks: report what was seen, then do what rank 0 decides. False
   // when this node leaves the instance.
   bool follow(int lost, const std::string& cause) {
-    if (lost >= 0) tell({0}, {ControlMessage::kAbort, epoch_, lost, 0, m_.on_secondary(), {}});
+    if (lost >= 0) tell({0}, {ControlMessage::kAbort, epoch_, lost, 0, m_.on_secondary(), {}, {}});
     const double give_up = now() + kStepProgressTimeoutS;  // a decision lost on a bad cable must not strand us
     for (;;) {
       ControlMessage msg;
@@ -359,6 +413,8 @@ class Node {
       epoch_ = msg.epoch;
       if (msg.kind == ControlMessage::kStop) return false;
       if (msg.secondary && !m_.on_secondary()) move_to_secondary_network();
+      detours_ = msg.detours;
+      follow_detours();
       const std::vector<int> members(msg.members.begin(), msg.members.end());
       if (members == members_) return true;  // same placement: nothing to reload
       members_ = members;
@@ -375,6 +431,8 @@ class Node {
   RunResult& out_;
   Plan plan_;
   std::vector<int> members_;
+  std::vector<Detour> detours_;        // in force, as rank 0 decided them
+  std::vector<Detour> tried_relays_;   // rank 0: every detour it ever set up
   int epoch_ = 0;
 };
 

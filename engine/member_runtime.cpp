@@ -40,32 +40,37 @@ void MemberRuntime::check_cluster() {
       if (report.kind != ControlMessage::kAbort || report.epoch != epoch_) continue;
       // The coordinator is alive by definition: a member that cannot hear it is the one cut off.
       if (report.peer == physical_.rank()) throw PeerFailure(p, "cannot hear the coordinator");
-      throw PeerFailure(report.peer, "reported failed by rank " + std::to_string(p));
+      throw PeerFailure(report.peer, "reported failed by rank " + std::to_string(p), p);
     } catch (const Timeout&) {
     }
   }
 }
 
 Payload ControlMessage::encode() const {
-  std::vector<std::int32_t> words{kind, epoch, peer, strategy, secondary};
+  std::vector<std::int32_t> words{kind, epoch, peer, strategy, secondary, static_cast<std::int32_t>(members.size())};
   words.insert(words.end(), members.begin(), members.end());
+  for (const Detour& d : detours) words.insert(words.end(), {d.from, d.to, d.relay});
   std::vector<std::byte> bytes(words.size() * sizeof(std::int32_t));
   std::memcpy(bytes.data(), words.data(), bytes.size());
   return Payload::of(bytes);
 }
 
 ControlMessage ControlMessage::decode(const Payload& p) {
-  if (p.bytes.size() < 5 * sizeof(std::int32_t) || p.bytes.size() % sizeof(std::int32_t) != 0)
-    throw std::runtime_error("malformed control message");
+  constexpr std::size_t kFixed = 6;
   std::vector<std::int32_t> words(p.bytes.size() / sizeof(std::int32_t));
-  std::memcpy(words.data(), p.bytes.data(), p.bytes.size());
+  std::memcpy(words.data(), p.bytes.data(), words.size() * sizeof(std::int32_t));
+  const auto rest = static_cast<std::int64_t>(words.size()) - static_cast<std::int64_t>(kFixed);
+  if (p.bytes.size() % sizeof(std::int32_t) != 0 || rest < 0 || words[5] < 0 || words[5] > rest || (rest - words[5]) % 3 != 0)
+    throw std::runtime_error("malformed control message");
   ControlMessage m;
   m.kind = static_cast<Kind>(words[0]);
   m.epoch = words[1];
   m.peer = words[2];
   m.strategy = words[3];
   m.secondary = words[4];
-  m.members.assign(words.begin() + 5, words.end());
+  const auto detours = words.begin() + kFixed + words[5];
+  m.members.assign(words.begin() + kFixed, detours);
+  for (auto w = detours; w != words.end(); w += 3) m.detours.push_back({w[0], w[1], w[2]});
   return m;
 }
 

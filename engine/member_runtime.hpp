@@ -47,6 +47,12 @@ class MemberRuntime : public ForwardingRuntime {
   int rank_;
 };
 
+// Messages between `from` and `to` (both ways) go through `relay`.
+struct Detour {
+  std::int32_t from = -1, to = -1, relay = -1;
+  bool operator==(const Detour&) const = default;
+};
+
 // Decisions and reports on kControlTag.
 struct ControlMessage {
   enum Kind : std::int32_t { kAbort = 1, kReconfigure = 2, kStop = 3 };
@@ -56,6 +62,7 @@ struct ControlMessage {
   std::int32_t strategy = 0;       // kReconfigure: index into kStrategies
   std::int32_t secondary = 0;      // kReconfigure: 1 once the instance runs on the secondary network
   std::vector<std::int32_t> members;
+  std::vector<Detour> detours;     // kReconfigure: every detour in force (physical ranks)
 
   Payload encode() const;
   static ControlMessage decode(const Payload& p);

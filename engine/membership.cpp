@@ -1,5 +1,6 @@
 #include "engine/membership.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "engine/error.hpp"
@@ -13,11 +14,44 @@ constexpr int kHeartbeatTag = 1;
 }  // namespace
 
 Membership::Membership(int world, double heartbeat_s, double timeout_s)
-    : last_heard_(world, 0.0), heartbeat_s_(heartbeat_s), timeout_s_(timeout_s) {}
+    : last_heard_(world, 0.0),
+      heard_by_(world, std::vector<double>(world, 0.0)),
+      relay_(world, -1),
+      heartbeat_s_(heartbeat_s),
+      timeout_s_(timeout_s) {}
 
-void Membership::heard(int peer, double now, int epoch) {
+void Membership::heard(int peer, double now, int epoch, const std::vector<float>& ages) {
   last_heard_.at(peer) = now;
   if (peer == 0 && epoch > coordinator_epoch_) coordinator_epoch_ = epoch;
+  for (std::size_t q = 0; q < ages.size() && q < heard_by_.size(); ++q) heard_by_[peer][q] = now - ages[q];
+}
+
+double Membership::staleness(int peer, double now) const {
+  double latest = last_heard_.at(peer);
+  for (int m = 0; m < world(); ++m)
+    if (m != peer && !suspected(m, now)) latest = std::max(latest, heard_by_[m][peer]);
+  return now - latest;
+}
+
+bool Membership::down(int peer, double now, int self) const {
+  // Half a timeout: a live peer is heard within two heartbeat periods by
+  // someone; a dead one has been silent everywhere for a whole timeout.
+  const auto fresh = [&](int p) { return staleness(p, now) < timeout_s_ / 2; };
+  if (fresh(peer)) return false;
+  for (int m = 0; m < world(); ++m)
+    if (m != peer && m != self && fresh(m)) return true;
+  return false;
+}
+
+std::vector<float> Membership::ages(double now) const {
+  std::vector<float> out;
+  for (double t : last_heard_) out.push_back(static_cast<float>(now - t));
+  return out;
+}
+
+void Membership::set_relay(int peer, int relay, double now) {
+  relay_.at(peer) = relay;
+  last_heard_[peer] = now;
 }
 
 void Membership::beat(double now) {
@@ -29,18 +63,27 @@ bool Membership::suspected(int peer, double now) const {
   return now - last_heard_.at(peer) > timeout_s_ && now - listening_since_ > timeout_s_;
 }
 
+// A heartbeat: the sender's epoch, then how long ago it heard each node.
+Payload encode_beat(std::int32_t epoch, const std::vector<float>& ages) {
+  std::vector<std::byte> bytes(sizeof epoch + ages.size() * sizeof(float));
+  std::memcpy(bytes.data(), &epoch, sizeof epoch);
+  std::memcpy(bytes.data() + sizeof epoch, ages.data(), ages.size() * sizeof(float));
+  return Payload::of(bytes);
+}
+
 void run_heartbeats(Runtime& rt, Membership& m) {
   bool moved = false;
+  std::vector<int> routed(rt.world(), -1);
   while (!m.left()) {
     if (m.on_secondary() && !moved) moved = rt.use_secondary_network();
+    for (int peer = 0; peer < rt.world(); ++peer)
+      if (m.relay(peer) != routed[peer] && rt.route_via(peer, m.relay(peer))) routed[peer] = m.relay(peer);
     m.beat(rt.now());
-    const std::int32_t epoch = m.epoch();
-    std::byte bytes[sizeof epoch];
-    std::memcpy(bytes, &epoch, sizeof epoch);
+    const Payload beat = encode_beat(m.epoch(), m.ages(rt.now()));
     for (int peer = 0; peer < rt.world(); ++peer) {
       if (peer == rt.rank()) continue;
       try {
-        rt.send(peer, kHeartbeatTag, Payload::of(bytes));
+        rt.send(peer, kHeartbeatTag, beat);
       } catch (const PeerFailure&) {
         // Unreachable now; silence will make it suspected.
       }
@@ -49,8 +92,13 @@ void run_heartbeats(Runtime& rt, Membership& m) {
         try {
           const Payload p = rt.recv(peer, kHeartbeatTag, 0);
           std::int32_t their_epoch = 0;
-          if (p.bytes.size() == sizeof their_epoch) std::memcpy(&their_epoch, p.bytes.data(), sizeof their_epoch);
-          m.heard(peer, rt.now(), their_epoch);
+          std::vector<float> their_ages;
+          if (p.bytes.size() >= sizeof their_epoch && (p.bytes.size() - sizeof their_epoch) % sizeof(float) == 0) {
+            std::memcpy(&their_epoch, p.bytes.data(), sizeof their_epoch);
+            their_ages.resize((p.bytes.size() - sizeof their_epoch) / sizeof(float));
+            std::memcpy(their_ages.data(), p.bytes.data() + sizeof their_epoch, their_ages.size() * sizeof(float));
+          }
+          m.heard(peer, rt.now(), their_epoch, their_ages);
         } catch (const Timeout&) {
           break;
         } catch (const PeerFailure&) {

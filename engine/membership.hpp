@@ -12,12 +12,27 @@ class Membership {
  public:
   Membership(int world, double heartbeat_s, double timeout_s);
 
-  void heard(int peer, double now, int epoch);
+  // `ages`: how long ago `peer` last heard each node (its gossip), when known.
+  void heard(int peer, double now, int epoch, const std::vector<float>& ages = {});
   // The local heartbeat loop ran at `now`. After a gap (this node was frozen),
   // silence is only counted from the moment it listens again.
   void beat(double now);
   // Silent for longer than the timeout while this node was listening.
   bool suspected(int peer, double now) const;
+  // Seconds since anyone still heard from `peer`: this node directly, or a
+  // member that is not itself suspected, by its gossip. A node that is down
+  // is stale everywhere; one behind a dead cable is fresh for someone.
+  double staleness(int peer, double now) const;
+  // `peer` is down (crashed or hung) rather than cut off: nobody hears it
+  // while some other node is still heard. False when nobody else is heard
+  // either, as when the whole fabric fails.
+  bool down(int peer, double now, int self) const;
+  // What this node's heartbeats gossip: how long ago it heard each node.
+  std::vector<float> ages(double now) const;
+  // Messages to `peer` now go through `relay`: the heartbeat loop follows,
+  // and the peer gets a fresh timeout to be heard through the detour.
+  void set_relay(int peer, int relay, double now);
+  int relay(int peer) const { return relay_.at(peer); }
   // The highest epoch rank 0 has announced: a newer one means "reconfigure".
   int coordinator_epoch() const { return coordinator_epoch_; }
 
@@ -36,6 +51,8 @@ class Membership {
 
  private:
   std::vector<double> last_heard_;
+  std::vector<std::vector<double>> heard_by_;   // [m][q]: when m last heard q, by m's gossip
+  std::vector<int> relay_;                      // per peer: the relay of its detour, or -1
   double last_beat_ = 0, listening_since_ = 0;
   double heartbeat_s_, timeout_s_;
   int epoch_ = 0;

@@ -103,11 +103,12 @@ ordered_json summary_json(const RunResult& r) {
     }
   }
   std::vector<double> decode_rates;
-  int done = 0;
+  int done = 0, retried = 0;
   std::size_t output_tokens = 0;
   for (const RequestRecord& rec : r.requests) {
     const auto& t = rec.token_times;
     output_tokens += t.size();
+    retried += rec.tries > 1;
     if (!completed(rec)) continue;
     ++done;
     if (t.size() >= 2 && rec.finish_s > rec.first_token_s)
@@ -122,7 +123,7 @@ ordered_json summary_json(const RunResult& r) {
           {"per_request_decode_tokens_per_s", per_request},
           {"ttft_s", distribution(std::move(l.ttft))},
           {"itl_s", distribution(std::move(l.itl))},
-          {"requests", {{"total", total}, {"completed", done}, {"failed", total - done}}},
+          {"requests", {{"total", total}, {"completed", done}, {"failed", total - done}, {"retried", retried}}},
           {"output_tokens", output_tokens},
           {"simulated_s", r.end_s},
           {"availability", total > 0 ? ratio(done, total) : 1.0}};
@@ -238,6 +239,7 @@ ordered_json requests_json(const RunResult& r) {
          {"finish_s", time_or_null(rec.finish_s)},
          {"ttft_s", ok ? ordered_json(rec.first_token_s - rec.arrival_s) : ordered_json(nullptr)},
          {"tokens", rec.token_times.size()},
+         {"tries", rec.tries},
          {"status", ok ? "completed" : "failed"},
          // No request is silently lost: one that neither finished nor failed says so.
          {"error", ok || !rec.error.empty() ? rec.error : "not finished when the run ended"}});
@@ -519,8 +521,9 @@ std::string render_markdown(const ordered_json& report) {
   row(out, {"per-request decode (mean)", num(sum.at("per_request_decode_tokens_per_s")) + " tok/s"});
   row(out, {"TTFT p50 / p99 / mean", dist(sum.at("ttft_s"), 1, "s")});
   row(out, {"ITL p50 / p99 / mean", dist(sum.at("itl_s"), 1e3, "ms")});
-  row(out, {"requests completed / total", fmt::format("{} / {} ({} failed)", req.at("completed").get<int>(),
-                                                      req.at("total").get<int>(), req.at("failed").get<int>())});
+  row(out, {"requests completed / total", fmt::format("{} / {} ({} failed, {} retried)", req.at("completed").get<int>(),
+                                                      req.at("total").get<int>(), req.at("failed").get<int>(),
+                                                      req.at("retried").get<int>())});
   row(out, {"output tokens", std::to_string(sum.at("output_tokens").get<std::uint64_t>())});
   row(out, {"simulated time", num(sum.at("simulated_s")) + " s"});
   row(out, {"availability", pct(sum.at("availability"))});

@@ -13,13 +13,14 @@
 //                  kv_bytes_per_token}]}                         GB = 1e9 bytes
 //   summary       {decode_tokens_per_s, prefill_tokens_per_s,
 //                  per_request_decode_tokens_per_s, ttft_s: {p50, p99, mean},
-//                  itl_s: {p50, p99, mean}, requests: {total, completed, failed},
+//                  itl_s: {p50, p99, mean}, requests: {total, completed, failed, retried},
 //                  output_tokens, simulated_s, availability}
 //   nodes         [{rank, name, hardware, compute_s, comm_s, idle_s, utilization,
 //                   bytes_sent, messages_sent, error}]
 //   links         [{a, b, link, bytes_a_to_b, bytes_b_to_a, utilization}]
 //   requests      [{id, prompt_tokens, output_tokens, arrival_s, first_token_s,
-//                   finish_s, ttft_s, tokens, status, error}]  (null: never happened)
+//                   finish_s, ttft_s, tokens, tries, status, error}]  (null: never happened;
+//                   tries: the client's sends of the id, >1 after a recovery cut it off)
 //   timeline      {buckets, bucket_s,                 the run in equal time buckets
 //                  nodes: [{name, compute_s: [..], comm_s: [..], idle_s: [..]}],
 //                  links: [{a, b, link, bandwidth_bytes_per_s,

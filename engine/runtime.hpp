@@ -39,6 +39,12 @@ class Runtime {
   // Moves this caller's traffic to the node's secondary network (for example
   // 10 GbE when the Thunderbolt fabric is gone). False when there is none.
   virtual bool use_secondary_network() { return false; }
+  // From now on, messages to `dst` take a two-hop detour through `relay`,
+  // which forwards them in order (a dead cable in a full mesh). False when the
+  // transport cannot relay or `relay` is not cabled to both ends.
+  virtual bool route_via(int /*dst*/, int /*relay*/) { return false; }
+  // Whether route_via can work on this transport at all.
+  virtual bool can_relay() const { return false; }
 
   // Eager, non-blocking: returns once the payload is handed to the transport.
   // Messages from one sender to one receiver arrive in order.
@@ -62,6 +68,8 @@ class ForwardingRuntime : public Runtime {
   void sleep_for(double seconds) override { inner_.sleep_for(seconds); }
   void compute(double seconds) override { inner_.compute(seconds); }
   bool use_secondary_network() override { return inner_.use_secondary_network(); }
+  bool route_via(int dst, int relay) override { return inner_.route_via(dst, relay); }
+  bool can_relay() const override { return inner_.can_relay(); }
   void send(int dst, int tag, Payload payload) override { inner_.send(dst, tag, std::move(payload)); }
   Payload recv(int src, int tag, double timeout_s) override { return inner_.recv(src, tag, timeout_s); }
 

@@ -471,6 +471,10 @@ void read_workload(Object& root, Scenario& s) {
   arrival.finish();
   w.prefill_chunk = o.opt<int>("prefill_chunk", 512, kOne);
   w.max_batch = o.opt<int>("max_batch", 16, kOne);
+  Object client = o.section("client");
+  w.max_tries = client.opt<int>("max_tries", 3, kOne);
+  w.retry_backoff_s = client.opt<double>("retry_backoff_s", 0.1, kNonNegative);
+  client.finish();
   o.finish();
 }
 
@@ -605,6 +609,19 @@ int Scenario::node_index(const std::string& name) const {
     if (nodes[i].name == name) return int(i);
   }
   return -1;
+}
+
+nlohmann::ordered_json fault_json(const FaultSpec& f) {
+  nlohmann::ordered_json j{{"at_s", f.at_s}, {"kind", f.kind}};
+  if (!f.target.empty()) j["target"] = f.target;
+  if (f.duration_s > 0) j["duration_s"] = f.duration_s;
+  if (f.kind == "link-degrade" || f.kind == "node-slow") j["factor"] = f.factor;
+  if (f.added_latency_s > 0) j["added_latency_s"] = f.added_latency_s;
+  if (f.kind == "link-flap") {
+    j["period_s"] = f.period_s;
+    j["duty"] = f.duty;
+  }
+  return j;
 }
 
 Scenario parse_scenario(const std::string& text, const std::string& file, const Catalog& catalog) {

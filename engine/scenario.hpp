@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/catalog.hpp"
 
 namespace engine {
@@ -61,6 +63,10 @@ struct Workload {
   double rate_per_s = 0;            // poisson
   int prefill_chunk = 512;          // tokens per prefill chunk
   int max_batch = 16;               // decode batch cap
+  // The client: a request interrupted by a recovery is sent again with the
+  // same id (so it resumes, never restarts) up to this many tries in all.
+  int max_tries = 3;
+  double retry_backoff_s = 0.1;
 };
 
 struct FaultSpec {
@@ -103,6 +109,10 @@ struct Scenario {
 
   int node_index(const std::string& name) const;   // -1 when unknown
 };
+
+// The fault as an entry of a scenario's `faults` list (what the loader reads
+// back), so a generated schedule can be replayed with `meshinfer run`.
+nlohmann::ordered_json fault_json(const FaultSpec& f);
 
 // Parses and validates `path` against `catalog`. Throws InputError.
 Scenario load_scenario(const std::string& path, const Catalog& catalog);

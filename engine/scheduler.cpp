@@ -58,7 +58,7 @@ void Scheduler::release_next(double now) {
 void Scheduler::admit(double now) {
   for (RequestRecord& rec : records_) {
     const int id = rec.request.id;
-    if (rec.done() || rec.arrival_s < 0 || rec.arrival_s > now) continue;
+    if (rec.done() || rec.arrival_s < 0 || std::max(rec.arrival_s, rec.retry_s) > now) continue;
     if (std::find(running_.begin(), running_.end(), id) != running_.end()) continue;
     const double need = rec.request.prompt_tokens + rec.request.output_tokens;
     if (need > kv_capacity_) {
@@ -94,8 +94,10 @@ std::optional<StepPlan> Scheduler::next(double now) {
 double Scheduler::next_arrival() const {
   double best = -1;
   for (const RequestRecord& rec : records_)
-    if (!rec.done() && rec.arrival_s >= 0 && std::find(running_.begin(), running_.end(), rec.request.id) == running_.end())
-      best = best < 0 ? rec.arrival_s : std::min(best, rec.arrival_s);
+    if (!rec.done() && rec.arrival_s >= 0 && std::find(running_.begin(), running_.end(), rec.request.id) == running_.end()) {
+      const double ready = std::max(rec.arrival_s, rec.retry_s);
+      best = best < 0 ? ready : std::min(best, ready);
+    }
   return best;
 }
 
@@ -128,16 +130,27 @@ void Scheduler::fail_all(double now, const std::string& error) {
   kv_reserved_ = 0;
 }
 
-long Scheduler::requeue_in_flight(double kv_capacity_tokens) {
+long Scheduler::requeue_in_flight(double kv_capacity_tokens, double now, const std::string& cause) {
   kv_capacity_ = kv_capacity_tokens;
   long recomputed = 0;
   for (int id : running_) {
-    recomputed += cached_[id];
-    const int produced = static_cast<int>(records_[id].token_times.size());
-    // The last token produced is the next decode step's input, not yet cached.
-    prefill_target_[id] = records_[id].request.prompt_tokens + std::max(0, produced - 1);
+    RequestRecord& rec = records_[id];
     cached_[id] = 0;
+    if (++rec.tries > workload_.max_tries) {
+      rec.error = fmt::format("the client gave up after {} tries: {}", workload_.max_tries, cause);
+      release_next(now);
+      continue;
+    }
+    // Same id: the request resumes where it was, so no token is produced twice.
+    rec.retry_s = now + workload_.retry_backoff_s;
+    const int produced = static_cast<int>(rec.token_times.size());
+    // The last token produced is the next decode step's input, not yet cached.
+    prefill_target_[id] = rec.request.prompt_tokens + std::max(0, produced - 1);
+    recomputed += prefill_target_[id];
   }
+  // Retried requests are admitted again, against the new plan's capacity.
+  running_.clear();
+  kv_reserved_ = 0;
   return recomputed;
 }
 

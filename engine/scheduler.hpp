@@ -33,6 +33,8 @@ struct RequestRecord {
   double arrival_s = -1, first_token_s = -1, finish_s = -1;
   std::vector<double> token_times;
   std::string error;   // empty when the request completed
+  int tries = 1;       // the client's sends of this request id
+  double retry_s = -1; // when the client's latest retry arrives
   bool done() const { return finish_s >= 0 || !error.empty(); }
 };
 
@@ -52,10 +54,12 @@ class Scheduler {
   void complete(const StepPlan& step, double start_s, double end_s);
   // Ends every unfinished request with `error` (for example a lost instance).
   void fail_all(double now, const std::string& error);
-  // After the instance was re-placed: every running request rebuilds its KV
-  // cache by prefilling its prompt and the tokens it already produced, then
-  // decodes on; the KV capacity is the new plan's. Returns the tokens to recompute.
-  long requeue_in_flight(double kv_capacity_tokens);
+  // After the instance was re-placed at `now`: every running request was cut
+  // off by `cause`; its client retries it with the same id after the backoff,
+  // and it resumes by prefilling its prompt and the tokens it already produced
+  // (a client out of tries gives up). The KV capacity is the new plan's.
+  // Returns the tokens to recompute.
+  long requeue_in_flight(double kv_capacity_tokens, double now, const std::string& cause);
   bool finished() const;
 
   const std::vector<RequestRecord>& records() const { return records_; }

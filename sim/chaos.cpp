@@ -89,13 +89,17 @@ json run_chaos(const engine::Scenario& s, const engine::Catalog& catalog, const 
   std::map<std::string, int> failed_by_cause;
   std::vector<double> recoveries;
   std::vector<unsigned long long> violating;
+  json violation_schedules = json::object();   // by seed: what to paste into the scenario to replay it
   double lost = 0;
   for (int i = 0; i < n; ++i) {
     const unsigned long long seed = q.first_seed + i;
-    json row{{"seed", seed}};
+    json schedule = json::array();
+    for (const auto& f : chaos_faults(s, q.kinds, seed, span)) schedule.push_back(engine::fault_json(f));
+    json row{{"seed", seed}, {"schedule", schedule}};
     if (!results[i].ok) {
       row["crashed"] = results[i].output;  // the simulation itself died: as bad as a violation
       violating.push_back(seed);
+      violation_schedules[std::to_string(seed)] = schedule;
       seeds.push_back(row);
       continue;
     }
@@ -104,7 +108,10 @@ json run_chaos(const engine::Scenario& s, const engine::Catalog& catalog, const 
     row["faults"] = r["faults"];
     row["decode_tokens_per_s"] = r["summary"]["decode_tokens_per_s"];
     row["events"] = r["events"];
-    if (!r["invariants"].empty()) violating.push_back(seed);
+    if (!r["invariants"].empty()) {
+      violating.push_back(seed);
+      violation_schedules[std::to_string(seed)] = schedule;
+    }
     if (!r["faults"]["time_to_recover_s"].is_null()) recoveries.push_back(r["faults"]["downtime_s"].get<double>());
     // Grouped by the cause's head ("instance failed", "refused", ...), not its particulars.
     for (const auto& [cause, count] : r["faults"]["failed_by_cause"].items())
@@ -124,6 +131,7 @@ json run_chaos(const engine::Scenario& s, const engine::Catalog& catalog, const 
           {"baseline", {{"simulated_s", span}, {"decode_tokens_per_s", base_speed}}},
           {"seeds_run", n},
           {"violations", violating},
+          {"violation_schedules", violation_schedules},
           {"recoveries", recoveries.size()},
           {"mean_recovery_s", mean_recovery},
           {"worst_recovery_s", recoveries.empty() ? 0.0 : *std::max_element(recoveries.begin(), recoveries.end())},
@@ -141,8 +149,9 @@ std::string render_chaos_table(const json& c) {
                      c["seeds_run"].get<int>(), c["violations"].size(), c["recoveries"].get<int>(),
                      c["mean_recovery_s"].get<double>(), c["worst_recovery_s"].get<double>(),
                      100 * c["mean_throughput_lost"].get<double>());
-  for (const auto& seed : c["violations"])
-    out += fmt::format("violation: replay with --seeds {0}..{0}\n", seed.get<unsigned long long>());
+  // The schedule pasted into the scenario's "faults" replays the seed with `meshinfer run`.
+  for (const auto& [seed, schedule] : c["violation_schedules"].items())
+    out += fmt::format("violation: replay with --seeds {0}..{0}; its faults: {1}\n", seed, schedule.dump());
   out += "requests failed by cause:\n";
   if (c["failed_by_cause"].empty()) out += "  none\n";
   for (const auto& [cause, count] : c["failed_by_cause"].items()) out += fmt::format("  {:>5}  {}\n", count.get<int>(), cause);

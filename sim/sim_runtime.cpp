@@ -27,7 +27,7 @@ std::string mailbox_name(int src, int dst, int channel) {
 }
 
 SimRuntime::SimRuntime(int rank, const PlatformSpec& platform, const std::vector<double>& speed, int channel)
-    : rank_(rank), platform_(platform), speed_(speed) {
+    : rank_(rank), channel_(channel), platform_(platform), speed_(speed) {
   for (int p = 0; p < world(); ++p) {
     Peer peer;
     peer.wire = platform.wire_between(rank, p);
@@ -48,6 +48,10 @@ SimRuntime::~SimRuntime() {
       peer.pending->cancel();
     } catch (const simgrid::Exception&) {
       // Its host or link died under it: there is nothing left to cancel.
+    } catch (const simgrid::ForcefulKillException&) {
+      // Killed during the cancel (a daemon when the last node ends): this
+      // actor ends here anyway, and an exception may not leave a destructor.
+      return;
     }
   }
 }
@@ -64,6 +68,36 @@ bool SimRuntime::use_secondary_network() {
   if (!platform_.secondary) return false;
   sg4::this_actor::set_host(sg4::Host::by_name(secondary_host(platform_.hosts[rank_])));
   on_secondary_ = true;
+  return true;
+}
+
+bool SimRuntime::route_via(int dst, int relay) {
+  const auto first = platform_.wire_between(rank_, relay), second = platform_.wire_between(relay, dst);
+  if (on_secondary_ || relay == rank_ || relay == dst || !first || !second) return false;
+  Peer& peer = peers_.at(dst);
+  // The detour's first hop is an ordinary send to the relay's host, into a
+  // mailbox of its own; one relay actor per detour keeps the messages in order.
+  auto* hop = sg4::Mailbox::by_name(mailbox_name(rank_, dst, channel_) + "-via-" + std::to_string(relay));
+  auto* onward = peer.outbox;
+  const engine::LinkCard card = second->card;
+  auto relay_actor = sg4::Actor::create(hop->get_name(), sg4::Host::by_name(platform_.hosts[relay]), [hop, onward, card] {
+    for (;;) {
+      Envelope* env = nullptr;
+      try {
+        env = hop->get<Envelope>();
+      } catch (const simgrid::NetworkFailureException&) {
+        continue;  // lost on the first hop, as on a direct cable
+      }
+      sg4::this_actor::sleep_for(card.per_message_overhead_s);  // the relay's own software cost
+      const double bytes = wire_bytes(card, static_cast<double>(env->payload.size));
+      onward->put_init(env, static_cast<uint64_t>(bytes))->detach([](void* p) { delete static_cast<Envelope*>(p); });
+    }
+  });
+  relay_actor->daemonize();
+  hop->set_receiver(relay_actor);
+  peer.wire = first;
+  peer.host = sg4::Host::by_name(platform_.hosts[relay]);
+  peer.outbox = hop;
   return true;
 }
 

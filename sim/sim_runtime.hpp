@@ -30,6 +30,9 @@ class SimRuntime : public engine::Runtime {
   void sleep_for(double seconds) override;
   void compute(double seconds) override;
   bool use_secondary_network() override;
+  // A relay actor on `relay`'s host forwards this channel's messages to `dst`.
+  bool route_via(int dst, int relay) override;
+  bool can_relay() const override { return true; }
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
 
@@ -46,7 +49,7 @@ class SimRuntime : public engine::Runtime {
     void* pending_message = nullptr;
   };
 
-  int rank_;
+  int rank_, channel_;
   const PlatformSpec& platform_;
   const std::vector<double>& speed_;
   bool on_secondary_ = false;

@@ -155,3 +155,177 @@ TEST(Faults, RdmaStackFailureUnderFailStopDropsTheInstance) {
 }
 
 }  // namespace
+
+namespace {
+
+engine::Distribution fixed(int n) { return {"fixed", double(n), double(n), double(n)}; }
+
+bool has_event(const json& report, const std::string& kind, const std::string& detail_part) {
+  for (const auto& e : report["events"])
+    if (e["kind"] == kind && e["detail"].get<std::string>().find(detail_part) != std::string::npos) return true;
+  return false;
+}
+
+void expect_all(const json& report, const std::string& status, const std::string& error_part = "") {
+  EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
+  for (const auto& r : report["requests"]) {
+    EXPECT_EQ(r["status"], status) << r.dump();
+    EXPECT_NE(r["error"].get<std::string>().find(error_part), std::string::npos) << r.dump();
+  }
+}
+
+// One long request, so nearly every token interval comes after the fault.
+engine::Scenario one_long_request(engine::Scenario s) {
+  s.workload.requests = 1;
+  s.workload.prompt_tokens = fixed(16);
+  s.workload.output_tokens = fixed(120);
+  return s;
+}
+
+// Collectives per decoded token in tensor parallel: two all-reduces per block, one gather of the sampled ids.
+double collectives_per_token(const engine::Scenario& s) { return 2.0 * Catalog::builtin().model(s.model).layers + 1; }
+
+TEST(Faults, ReroutedCableKeepsEveryNodeAndCostsOneExtraHopPerCollective) {
+  engine::Scenario s = one_long_request(load("link-down-reroute.json"));
+  s.faults[0].at_s = 0.5;
+  engine::Scenario calm = s;
+  calm.faults.clear();
+  const json cut = simulate(s), whole = simulate(calm);
+  expect_all(cut, "completed");
+  EXPECT_TRUE(has_event(cut, "recovered", "rerouted m2-m3 through m1"));
+  // No re-placement: nothing reloaded or recomputed, back within a heartbeat timeout of the detection.
+  EXPECT_EQ(cut["faults"]["tokens_recomputed"], 0);
+  EXPECT_LT(cut["faults"]["time_to_recover_s"].get<double>(), s.heartbeat_s);
+  // The detoured message makes a second hop: the relay's overhead, the wire's
+  // latency and the message again. Depending on where it falls in its sender's
+  // order of sends, the collective ends later by at most that, at least that
+  // less the sender's own overhead for the sends it no longer waits on.
+  const auto& link = Catalog::builtin().link(s.fabric.link);
+  const double message = Catalog::builtin().model(s.model).hidden * 2.0;
+  const double hop = link.latency_s + message / link.bandwidth;
+  const double extra = (cut["summary"]["itl_s"]["p50"].get<double>() - whole["summary"]["itl_s"]["p50"].get<double>()) /
+                       collectives_per_token(s);
+  EXPECT_GE(extra, hop - link.per_message_overhead_s);
+  EXPECT_LE(extra, hop + link.per_message_overhead_s);
+}
+
+TEST(Faults, RerouteCannotReplaceACrashedNodeAndSaysSo) {
+  engine::Scenario s = load("node-crash-replan.json");
+  s.recovery = "reroute";
+  expect_all(simulate(s), "failed", "is down (a detour only replaces a cable)");
+}
+
+TEST(Faults, FlappingCableUnderRerouteIsDetouredAndLosesNothing) {
+  engine::Scenario s = load("link-down-reroute.json");
+  s.faults[0].kind = "link-flap";
+  s.faults[0].period_s = 0.4;
+  s.faults[0].duty = 0.5;
+  s.faults[0].duration_s = 2;
+  const json report = simulate(s);
+  expect_all(report, "completed");
+  EXPECT_TRUE(has_event(report, "recovered", "rerouted m2-m3"));
+}
+
+TEST(Faults, FallbackDoesNotMistakeACrashedNodeForANetworkFailure) {
+  engine::Scenario s = load("rdma-failure-fallback.json");
+  s.faults[0] = {};
+  s.faults[0].at_s = 1.0;
+  s.faults[0].kind = "node-crash";
+  s.faults[0].target = "m3";
+  s.faults[0].node = 2;
+  const json report = simulate(s);
+  expect_all(report, "failed", "m3 is down (another network cannot bring it back)");
+  EXPECT_FALSE(has_event(report, "recovered", "secondary network"));
+}
+
+TEST(Faults, ClientRetriesTheRequestsAReplanCutOffUnderTheirIds) {
+  const json report = simulate(load("node-crash-replan.json"));
+  expect_all(report, "completed");
+  int retried = 0;
+  for (const auto& r : report["requests"]) {
+    EXPECT_EQ(r["tokens"], r["output_tokens"]) << "a retry resumes: no token twice, none missing";
+    retried += r["tries"].get<int>() > 1;
+  }
+  EXPECT_GT(retried, 0);
+  EXPECT_EQ(report["summary"]["requests"]["retried"], retried);
+}
+
+TEST(Faults, AClientOutOfTriesGivesUpWithTheRecoveryAsTheCause) {
+  engine::Scenario s = load("node-crash-replan.json");
+  s.workload.max_tries = 1;
+  const json report = simulate(s);
+  EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
+  int gave_up = 0;
+  for (const auto& r : report["requests"])
+    if (r["status"] == "failed") {
+      EXPECT_NE(r["error"].get<std::string>().find("the client gave up after 1 tries: peer"), std::string::npos) << r.dump();
+      ++gave_up;
+    }
+  EXPECT_GT(gave_up, 0);
+  EXPECT_LT(gave_up, static_cast<int>(report["requests"].size())) << "requests not yet running are unaffected";
+}
+
+TEST(Faults, DegradedCableSlowsEveryCollectiveByItsAddedLatency) {
+  engine::Scenario s = one_long_request(load("link-down-reroute.json"));
+  s.faults[0].kind = "link-degrade";
+  s.faults[0].at_s = 0.1;
+  s.faults[0].factor = 0.5;
+  s.faults[0].added_latency_s = 100e-6;
+  engine::Scenario calm = s;
+  calm.faults.clear();
+  const json slow = simulate(s), fast = simulate(calm);
+  expect_all(slow, "completed");
+  EXPECT_EQ(slow["faults"]["time_to_detect_s"], nullptr) << "a slower cable is not a failure";
+  const auto& link = Catalog::builtin().link(s.fabric.link);
+  const double message = Catalog::builtin().model(s.model).hidden * 2.0;
+  const double extra = (slow["summary"]["itl_s"]["p50"].get<double>() - fast["summary"]["itl_s"]["p50"].get<double>()) /
+                       collectives_per_token(s);
+  EXPECT_GE(extra, s.faults[0].added_latency_s - 2 * link.per_message_overhead_s);
+  EXPECT_LE(extra, s.faults[0].added_latency_s + message / (s.faults[0].factor * link.bandwidth));
+}
+
+TEST(Faults, RestartedNodeIsReplacedAndStaysOutOfTheInstance) {
+  engine::Scenario s = load("node-crash-replan.json");
+  s.faults[0].kind = "node-restart";
+  const json report = simulate(s);
+  expect_all(report, "completed");
+  EXPECT_TRUE(has_event(report, "recovered", "re-placed on 3 node(s)"));
+  EXPECT_TRUE(has_event(report, "node-up", "not running until the cluster re-admits it"));
+}
+
+// TCP over Thunderbolt reboots two machines: whether the rest can serve follows from the cards.
+TEST(Faults, TcpInstabilityRebootsTwoNodesAndTheOutcomeFollowsFromTheSurvivors) {
+  engine::Scenario s = load("node-crash-replan.json");
+  s.fabric.link = "tb5-tcp";
+  for (auto& c : s.fabric.cables) c.link = "tb5-tcp";
+  s.faults[0] = {};
+  s.faults[0].at_s = 1.0;
+  s.faults[0].kind = "tcp-instability";
+  const json report = simulate(s);
+  EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
+  std::vector<int> survivors{0, 1, 2, 3};
+  for (const auto& e : report["events"])
+    if (e["kind"] == "node-crash") {
+      EXPECT_NE(e["detail"].get<std::string>().find("kernel panic"), std::string::npos);
+      std::erase(survivors, s.node_index(e["target"].get<std::string>()));
+    }
+  ASSERT_EQ(survivors.size(), 2u);
+  if (std::find(survivors.begin(), survivors.end(), 0) == survivors.end()) {
+    expect_all(report, "failed");  // the coordinator rebooted: the instance is gone
+    return;
+  }
+  engine::Scenario rest = s;
+  rest.nodes = {s.nodes[survivors[0]], s.nodes[survivors[1]]};
+  rest.fabric.cables = {engine::Cable{0, 1, 1, 1, "tb5-tcp"}};
+  bool fits = false;
+  for (const char* strategy : engine::kStrategies) {
+    try {
+      engine::make_plan(rest, Catalog::builtin(), strategy);
+      fits = true;
+    } catch (const engine::PlanError&) {
+    }
+  }
+  expect_all(report, fits ? "completed" : "failed");
+}
+
+}  // namespace

@@ -1,0 +1,100 @@
+// What a node concludes from heartbeats and gossip, and the decisions it sends.
+#include <gtest/gtest.h>
+
+#include "engine/member_runtime.hpp"
+#include "engine/membership.hpp"
+
+namespace {
+
+using engine::ControlMessage;
+using engine::Membership;
+
+constexpr double kBeat = 0.05, kTimeout = 0.25;
+
+// Node 0's view of four nodes at `now`: from 0.2 s on, `dead` is silent and
+// the cable between cut_a and cut_b is dead (both gossip the other as unheard).
+Membership view(double now, int dead, int cut_a = -1, int cut_b = -1) {
+  Membership m(4, kBeat, kTimeout);
+  for (double t = 0; t <= now + 1e-9; t += kBeat) {
+    m.beat(t);
+    for (int p = 1; p < 4; ++p) {
+      if (p == dead && t > 0.2) continue;
+      std::vector<float> ages(4, static_cast<float>(kBeat));
+      if (t > 0.2) {
+        if (dead >= 0) ages[dead] = static_cast<float>(t - 0.2);
+        if (p == cut_a) ages[cut_b] = static_cast<float>(t - 0.2);
+        if (p == cut_b) ages[cut_a] = static_cast<float>(t - 0.2);
+      }
+      m.heard(p, t, 0, ages);
+    }
+  }
+  return m;
+}
+
+TEST(Membership, ACrashedNodeIsDownWhileTheOthersAreHeard) {
+  const Membership m = view(0.6, 2);
+  EXPECT_TRUE(m.suspected(2, 0.6));
+  EXPECT_TRUE(m.down(2, 0.6, 0));
+  EXPECT_FALSE(m.down(1, 0.6, 0));
+}
+
+TEST(Membership, ANodeBehindADeadCableIsNotDown) {
+  // Node 1 lost node 3 (their cable died), but node 0 and node 2 still hear it.
+  const Membership m = view(0.6, -1, 1, 3);
+  EXPECT_FALSE(m.down(3, 0.6, 0));
+  EXPECT_LT(m.staleness(3, 0.6), kTimeout / 2);
+}
+
+TEST(Membership, GossipShowsANodeAliveThatThisNodeCannotHear) {
+  // Node 0's own cable to node 3 died: only the gossip of 1 and 2 says 3 is alive.
+  Membership m(4, kBeat, kTimeout);
+  for (double t = 0; t <= 0.6 + 1e-9; t += kBeat) {
+    m.beat(t);
+    for (int p = 1; p < 4; ++p)
+      if (p != 3 || t <= 0.2) m.heard(p, t, 0, std::vector<float>(4, static_cast<float>(kBeat)));
+  }
+  EXPECT_TRUE(m.suspected(3, 0.6));
+  EXPECT_FALSE(m.down(3, 0.6, 0));
+}
+
+TEST(Membership, WhenNobodyIsHeardTheFabricFailedNotANode) {
+  Membership m(4, kBeat, kTimeout);
+  for (double t = 0; t <= 1.0 + 1e-9; t += kBeat) {
+    m.beat(t);
+    if (t <= 0.2)
+      for (int p = 1; p < 4; ++p) m.heard(p, t, 0, std::vector<float>(4, 0.0f));
+  }
+  for (int p = 1; p < 4; ++p) EXPECT_FALSE(m.down(p, 1.0, 0)) << p;
+}
+
+TEST(Membership, ARelayedPeerGetsAFreshTimeout) {
+  Membership m = view(0.6, -1);
+  m.heard(3, 0.2, 0);  // node 0's own cable to node 3 died at 0.2
+  m.beat(0.6);
+  ASSERT_TRUE(m.suspected(3, 0.6));
+  m.set_relay(3, 1, 0.6);
+  EXPECT_EQ(m.relay(3), 1);
+  EXPECT_FALSE(m.suspected(3, 0.6 + kTimeout / 2));
+  EXPECT_TRUE(m.suspected(3, 0.6 + 2 * kTimeout));
+}
+
+TEST(ControlMessage, RoundTripsMembersAndDetours) {
+  ControlMessage msg{ControlMessage::kReconfigure, 7, 2, 1, 0, {0, 1, 2, 3}, {{1, 2, 0}, {0, 3, 1}}};
+  const ControlMessage back = ControlMessage::decode(msg.encode());
+  EXPECT_EQ(back.kind, msg.kind);
+  EXPECT_EQ(back.epoch, 7);
+  EXPECT_EQ(back.peer, 2);
+  EXPECT_EQ(back.members, msg.members);
+  EXPECT_EQ(back.detours, msg.detours);
+}
+
+TEST(ControlMessage, RefusesATruncatedMessage) {
+  ControlMessage msg{ControlMessage::kReconfigure, 1, 2, 0, 0, {0, 1, 2}, {{0, 1, 2}}};
+  engine::Payload p = msg.encode();
+  p.bytes.resize(p.bytes.size() - 4);
+  p.size = p.bytes.size();
+  EXPECT_THROW(ControlMessage::decode(p), std::runtime_error);
+  EXPECT_THROW(ControlMessage::decode(engine::Payload::of(std::vector<std::byte>(8))), std::runtime_error);
+}
+
+}  // namespace
