@@ -98,13 +98,10 @@ void FaultInjector::apply(const engine::FaultSpec& f) {
   } else if (f.kind == "node-restart") {
     restart(f.node, "restarted");
   } else if (f.kind == "node-hang") {
-    std::vector<sg4::ActorPtr> actors;
-    for (auto* h : machine(sim_.platform(), f.node))
-      for (auto& a : h->get_all_actors()) actors.push_back(a);
-    for (auto& a : actors) a->suspend();
+    const double speed = std::exchange(sim_.speed()[f.node], 0.0);
     note(f.kind, target, "alive but silent");
     if (wait_out(f)) {
-      for (auto& a : actors) a->resume();
+      sim_.speed()[f.node] = speed;
       note("node-resumed", target, "answers again");
     }
   } else if (f.kind == "node-slow") {

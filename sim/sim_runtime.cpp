@@ -20,6 +20,13 @@ struct Envelope {
   engine::Payload payload;
 };
 
+// Not by suspending the node's actors: SimGrid would also suspend every
+// transfer to them started meanwhile, and never resume those.
+void hold_while_hung(const std::vector<double>& speed, int node) {
+  constexpr double kPollS = 1e-3;
+  while (speed[node] == 0) sg4::this_actor::sleep_for(kPollS);
+}
+
 }  // namespace
 
 std::string mailbox_name(int src, int dst, int channel) {
@@ -58,11 +65,17 @@ SimRuntime::~SimRuntime() {
 
 double SimRuntime::now() const { return sg4::Engine::get_clock(); }
 
+void SimRuntime::wait_while_hung() const { hold_while_hung(speed_, rank_); }
+
 void SimRuntime::sleep_for(double seconds) {
   if (seconds > 0) sg4::this_actor::sleep_for(seconds);
+  wait_while_hung();
 }
 
-void SimRuntime::compute(double seconds) { sleep_for(seconds / speed_[rank_]); }
+void SimRuntime::compute(double seconds) {
+  wait_while_hung();
+  sleep_for(seconds / speed_[rank_]);
+}
 
 bool SimRuntime::use_secondary_network() {
   if (!platform_.secondary) return false;
@@ -80,7 +93,8 @@ bool SimRuntime::route_via(int dst, int relay) {
   auto* hop = sg4::Mailbox::by_name(mailbox_name(rank_, dst, channel_) + "-via-" + std::to_string(relay));
   auto* onward = peer.outbox;
   const engine::LinkCard card = second->card;
-  auto relay_actor = sg4::Actor::create(hop->get_name(), sg4::Host::by_name(platform_.hosts[relay]), [hop, onward, card] {
+  const std::vector<double>* speed = &speed_;
+  auto relay_actor = sg4::Actor::create(hop->get_name(), sg4::Host::by_name(platform_.hosts[relay]), [hop, onward, card, speed, relay] {
     for (;;) {
       Envelope* env = nullptr;
       try {
@@ -88,6 +102,7 @@ bool SimRuntime::route_via(int dst, int relay) {
       } catch (const simgrid::NetworkFailureException&) {
         continue;  // lost on the first hop, as on a direct cable
       }
+      hold_while_hung(*speed, relay);
       sg4::this_actor::sleep_for(card.per_message_overhead_s);  // the relay's own software cost
       const double bytes = wire_bytes(card, static_cast<double>(env->payload.size));
       onward->put_init(env, static_cast<uint64_t>(bytes))->detach([](void* p) { delete static_cast<Envelope*>(p); });
@@ -102,6 +117,7 @@ bool SimRuntime::route_via(int dst, int relay) {
 }
 
 void SimRuntime::send(int dst, int tag, engine::Payload payload) {
+  wait_while_hung();
   const Peer& peer = peers_.at(dst);
   if (!on_secondary_ && !peer.wire) throw engine::PeerFailure(dst, "no cable from " + platform_.hosts[rank_]);
   const engine::LinkCard& card = on_secondary_ ? *platform_.secondary : peer.wire->card;
@@ -118,6 +134,7 @@ void SimRuntime::send(int dst, int tag, engine::Payload payload) {
 }
 
 engine::Payload SimRuntime::recv(int src, int tag, double timeout_s) {
+  wait_while_hung();
   const double deadline = now() + timeout_s;
   auto& wanted = stash_[{src, tag}];
   Peer& peer = peers_.at(src);
@@ -145,6 +162,7 @@ engine::Payload SimRuntime::recv(int src, int tag, double timeout_s) {
       continue;
     }
     std::unique_ptr<Envelope> env(raw);
+    wait_while_hung();
     if (env->tag == tag) return std::move(env->payload);
     stash_[{src, env->tag}].push_back(std::move(env->payload));
   }

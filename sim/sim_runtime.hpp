@@ -49,6 +49,9 @@ class SimRuntime : public engine::Runtime {
     void* pending_message = nullptr;
   };
 
+  // A hung node's processes make no progress until it answers again.
+  void wait_while_hung() const;
+
   int rank_, channel_;
   const PlatformSpec& platform_;
   const std::vector<double>& speed_;

@@ -32,7 +32,8 @@ class Simulation {
   void spawn_all(const NodeMain& main, const NodeMain& companion = {});
   // Runs until every node's main ended; returns the simulated time it did.
   double run();
-  // Per-rank compute speed factors that SimRuntime::compute divides by.
+  // Per-rank compute speed factors that SimRuntime::compute divides by; 0
+  // while the node is hung (its processes frozen, its links still up).
   std::vector<double>& speed() { return speed_; }
   // A host outside the mesh for actors that model the world (fault injection).
   static constexpr const char* kControlHost = "control";

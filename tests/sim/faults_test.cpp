@@ -329,3 +329,21 @@ TEST(Faults, TcpInstabilityRebootsTwoNodesAndTheOutcomeFollowsFromTheSurvivors) 
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Faults, HungNodeIsReplacedAndLeavesQuietlyWhenItAnswersAgain) {
+  const json report = simulate(load("node-hang-replan.json"));
+  expect_all(report, "completed");
+  const double resumed = event_time(report, "node-resumed");
+  ASSERT_GT(resumed, 0);
+  // Back from the hang, it hears the coordinator's decision (it is no longer a
+  // member) and leaves: nobody is detected lost after that.
+  for (const auto& e : report["events"])
+    if (e["kind"] == "detected") {
+      EXPECT_LT(e["t_s"].get<double>(), resumed) << e.dump();
+    }
+  for (const auto& n : report["nodes"]) EXPECT_EQ(n["error"], "") << n.dump();
+}
+
+}  // namespace
