@@ -46,20 +46,24 @@ SimRuntime::SimRuntime(int rank, const PlatformSpec& platform, const std::vector
 }
 
 SimRuntime::~SimRuntime() {
-  // A receive still posted when the node stops is abandoned, not leaked. Not
-  // while SimGrid unwinds a killed actor: no simcall may be made then.
-  if (std::uncaught_exceptions() > 0) return;
+  // A receive still posted when the node stops is abandoned, not leaked.
+  // Not while SimGrid kills this actor (its host died, or it is a daemon at
+  // the end of the run): no simcall may be made then, and SimGrid complains
+  // of a receive freed unfinished, so it is let go with the actor.
+  bool killed = std::uncaught_exceptions() > 0;
   for (Peer& peer : peers_) {
     if (!peer.pending || peer.pending->get_state() != sg4::Activity::State::STARTED) continue;
-    try {
-      peer.pending->cancel();
-    } catch (const simgrid::Exception&) {
-      // Its host or link died under it: there is nothing left to cancel.
-    } catch (const simgrid::ForcefulKillException&) {
-      // Killed during the cancel (a daemon when the last node ends): this
-      // actor ends here anyway, and an exception may not leave a destructor.
-      return;
+    if (!killed) {
+      try {
+        peer.pending->cancel();
+        continue;
+      } catch (const simgrid::Exception&) {
+        continue;  // its host or link died under it: there is nothing left to cancel
+      } catch (const simgrid::ForcefulKillException&) {
+        killed = true;  // an exception may not leave a destructor; the actor ends here anyway
+      }
     }
+    peer.pending.detach();
   }
 }
 
