@@ -18,7 +18,7 @@ struct VerbsOptions {
   std::uint32_t queue_depth = 64;       // frames each side keeps posted per peer
   QpType qp_type = QpType::kUC;
   double setup_timeout_s = 30;          // endpoint exchange and the barrier after it
-  double peer_timeout_s = 10;           // a peer that frees no credit or send slot this long has failed
+  double peer_timeout_s = 30;           // a peer that frees no credit or send slot this long has failed
 };
 
 }  // namespace hw

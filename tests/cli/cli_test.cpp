@@ -62,6 +62,11 @@ TEST(Cli, VersionNamesTheTransportsBuilt) {
   const auto r = run_cli("--version");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("transports: tcp"), std::string::npos) << r.output;
+#ifdef MESHINFER_HAVE_VERBS
+  EXPECT_NE(r.output.find("transports: tcp, verbs"), std::string::npos) << r.output;
+#else
+  EXPECT_NE(r.output.find("verbs transport not built"), std::string::npos) << r.output;
+#endif
 }
 
 // Every shipped scenario, run twice, gives byte-identical report.json and trace.json.
