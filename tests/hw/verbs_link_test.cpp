@@ -306,4 +306,40 @@ TEST(VerbsRuntime, AFailedCompletionIsAPeerFailureForThatRank) {
   }
 }
 
+// Without credits back from the peer, a sender stops one frame short of the
+// peer's posted receives (the last is kept for returning credits), and a peer
+// that stays silent past peer_timeout_s is a PeerFailure for that rank.
+TEST(VerbsRuntime, SendsStopAtTheCreditsAndASilentPeerFails) {
+  const auto results = testsupport::run_tcp_cluster(2, [](engine::Runtime& side) {
+    Recorder api;
+    hw::VerbsOptions o = options();  // 4 receive frames per peer
+    o.devices = {std::nullopt, std::nullopt};
+    o.devices[1 - side.rank()] = "rdma_en3";
+    o.peer_timeout_s = 0.2;
+    hw::VerbsRuntime rt(side.rank(), side.world(), o, side, api);
+    const int peer = 1 - rt.rank();
+    rt.send(peer, 1, engine::Payload::sized(100000));  // 25 frames
+    const auto sends = std::count(api.calls.begin(), api.calls.end(), "post_send 4096");
+    for (std::uint32_t slot = 0; slot < sends; ++slot) {  // the device reports them sent
+      ibv_wc wc{};
+      wc.wr_id = (1ull << 63) | slot;
+      wc.status = IBV_WC_SUCCESS;
+      api.completions.push_back(wc);
+    }
+    rt.sleep_for(0.5);
+    const auto sends_later = std::count(api.calls.begin(), api.calls.end(), "post_send 4096");
+    try {
+      rt.send(peer, 2, engine::Payload::sized(1));
+    } catch (const engine::PeerFailure& e) {
+      return fmt::format("{} {} {} {}", sends, sends_later, e.peer(), e.what());
+    }
+    return std::string("no failure");
+  }, 60);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(results[r].ok) << results[r].output;
+    EXPECT_TRUE(results[r].output.starts_with(fmt::format("3 3 {} ", 1 - r))) << results[r].output;
+    EXPECT_NE(results[r].output.find("no credit returned"), std::string::npos) << results[r].output;
+  }
+}
+
 }  // namespace
