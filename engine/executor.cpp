@@ -333,18 +333,18 @@ class Node {
   std::string reroute(int a, int b) {
     if (a < 0 || a == b) return "policy is reroute, and no cable is known to have failed";
     if (!physical_.can_relay()) return "policy is reroute, and this transport cannot relay";
-    const Detour pair{std::min(a, b), std::max(a, b), -1};
+    const int lo = std::min(a, b), hi = std::max(a, b);
     for (int relay : members_) {
       if (relay == a || relay == b || m_.down(relay, now(), physical_.rank()) || !cabled(relay, a) || !cabled(relay, b))
         continue;
-      if (std::find(tried_relays_.begin(), tried_relays_.end(), Detour{pair.from, pair.to, relay}) != tried_relays_.end())
-        continue;  // its detour failed before
-      tried_relays_.push_back({pair.from, pair.to, relay});
-      std::erase_if(detours_, [&](const Detour& d) { return d.from == pair.from && d.to == pair.to; });
-      detours_.push_back({pair.from, pair.to, relay});
+      const Detour detour{lo, hi, relay};
+      if (std::find(tried_relays_.begin(), tried_relays_.end(), detour) != tried_relays_.end()) continue;  // it failed before
+      tried_relays_.push_back(detour);
+      std::erase_if(detours_, [&](const Detour& d) { return d.from == lo && d.to == hi; });
+      detours_.push_back(detour);
       tell(members_, decision(a, plan_.strategy, members_));
       follow_detours();
-      note("recovered", a, "rerouted " + name(pair.from) + "-" + name(pair.to) + " through " + name(relay) + " (two hops)");
+      note("recovered", a, "rerouted " + name(lo) + "-" + name(hi) + " through " + name(relay) + " (two hops)");
       return "";
     }
     return "policy is reroute, and no third node can relay between " + name(a) + " and " + name(b);
