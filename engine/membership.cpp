@@ -21,22 +21,29 @@ Membership::Membership(int world, double heartbeat_s, double timeout_s)
       timeout_s_(timeout_s) {}
 
 void Membership::heard(int peer, double now, int epoch, const std::vector<float>& ages) {
+  std::lock_guard lock(mu_);
   last_heard_.at(peer) = now;
   if (peer == 0 && epoch > coordinator_epoch_) coordinator_epoch_ = epoch;
   for (std::size_t q = 0; q < ages.size() && q < heard_by_.size(); ++q) heard_by_[peer][q] = now - ages[q];
 }
 
 double Membership::staleness(int peer, double now) const {
+  std::lock_guard lock(mu_);
+  return staleness_locked(peer, now);
+}
+
+double Membership::staleness_locked(int peer, double now) const {
   double latest = last_heard_.at(peer);
   for (int m = 0; m < world(); ++m)
-    if (m != peer && !suspected(m, now)) latest = std::max(latest, heard_by_[m][peer]);
+    if (m != peer && !suspected_locked(m, now)) latest = std::max(latest, heard_by_[m][peer]);
   return now - latest;
 }
 
 bool Membership::down(int peer, double now, int self) const {
+  std::lock_guard lock(mu_);
   // Half a timeout: a live peer is heard within two heartbeat periods by
   // someone; a dead one has been silent everywhere for a whole timeout.
-  const auto fresh = [&](int p) { return staleness(p, now) < timeout_s_ / 2; };
+  const auto fresh = [&](int p) { return staleness_locked(p, now) < timeout_s_ / 2; };
   if (fresh(peer)) return false;
   for (int m = 0; m < world(); ++m)
     if (m != peer && m != self && fresh(m)) return true;
@@ -44,22 +51,35 @@ bool Membership::down(int peer, double now, int self) const {
 }
 
 std::vector<float> Membership::ages(double now) const {
+  std::lock_guard lock(mu_);
   std::vector<float> out;
   for (double t : last_heard_) out.push_back(static_cast<float>(now - t));
   return out;
 }
 
 void Membership::set_relay(int peer, int relay, double now) {
+  std::lock_guard lock(mu_);
   relay_.at(peer) = relay;
   last_heard_[peer] = now;
 }
 
+int Membership::relay(int peer) const {
+  std::lock_guard lock(mu_);
+  return relay_.at(peer);
+}
+
 void Membership::beat(double now) {
+  std::lock_guard lock(mu_);
   if (now - last_beat_ > timeout_s_) listening_since_ = now;
   last_beat_ = now;
 }
 
 bool Membership::suspected(int peer, double now) const {
+  std::lock_guard lock(mu_);
+  return suspected_locked(peer, now);
+}
+
+bool Membership::suspected_locked(int peer, double now) const {
   return now - last_heard_.at(peer) > timeout_s_ && now - listening_since_ > timeout_s_;
 }
 

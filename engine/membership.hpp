@@ -1,7 +1,10 @@
 // What one node knows of its peers' liveness, learnt from heartbeats. The
-// node's heartbeat loop writes it and its main loop reads it (same process).
+// node's heartbeat loop writes it and its main loop reads it: in a real
+// process they are two threads, so the tables are under a lock.
 #pragma once
 
+#include <atomic>
+#include <mutex>
 #include <vector>
 
 #include "engine/runtime.hpp"
@@ -11,6 +14,8 @@ namespace engine {
 class Membership {
  public:
   Membership(int world, double heartbeat_s, double timeout_s);
+  Membership(const Membership&) = delete;
+  Membership& operator=(const Membership&) = delete;
 
   // `ages`: how long ago `peer` last heard each node (its gossip), when known.
   void heard(int peer, double now, int epoch, const std::vector<float>& ages = {});
@@ -32,7 +37,7 @@ class Membership {
   // Messages to `peer` now go through `relay`: the heartbeat loop follows,
   // and the peer gets a fresh timeout to be heard through the detour.
   void set_relay(int peer, int relay, double now);
-  int relay(int peer) const { return relay_.at(peer); }
+  int relay(int peer) const;
   // The highest epoch rank 0 has announced: a newer one means "reconfigure".
   int coordinator_epoch() const { return coordinator_epoch_; }
 
@@ -50,15 +55,19 @@ class Membership {
   int world() const { return static_cast<int>(last_heard_.size()); }
 
  private:
+  bool suspected_locked(int peer, double now) const;
+  double staleness_locked(int peer, double now) const;
+
+  mutable std::mutex mu_;   // guards the tables and times below
   std::vector<double> last_heard_;
   std::vector<std::vector<double>> heard_by_;   // [m][q]: when m last heard q, by m's gossip
   std::vector<int> relay_;                      // per peer: the relay of its detour, or -1
   double last_beat_ = 0, listening_since_ = 0;
-  double heartbeat_s_, timeout_s_;
-  int epoch_ = 0;
-  int coordinator_epoch_ = 0;
-  bool on_secondary_ = false;
-  bool left_ = false;
+  const double heartbeat_s_, timeout_s_;
+  std::atomic<int> epoch_ = 0;
+  std::atomic<int> coordinator_epoch_ = 0;
+  std::atomic<bool> on_secondary_ = false;
+  std::atomic<bool> left_ = false;
 };
 
 // Every heartbeat period: tell every peer this node is alive (with its

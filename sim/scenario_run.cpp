@@ -1,5 +1,7 @@
 #include "sim/scenario_run.hpp"
 
+#include <deque>
+
 #include <fmt/format.h>
 
 #include "sim/fault_injector.hpp"
@@ -19,8 +21,9 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
   engine::RunResult result;
   result.nodes.resize(s.nodes.size());
   const engine::EngineSetup setup{s, catalog, plan, profile, std::move(requests), progress};
-  std::vector<engine::Membership> members(s.nodes.size(), engine::Membership(static_cast<int>(s.nodes.size()),
-                                                                                 s.heartbeat_s, s.heartbeat_timeout_s));
+  std::deque<engine::Membership> members;   // a deque: a Membership holds a lock, so it does not move
+  for (std::size_t r = 0; r < s.nodes.size(); ++r)
+    members.emplace_back(static_cast<int>(s.nodes.size()), s.heartbeat_s, s.heartbeat_timeout_s);
   simulation.spawn_all([&](engine::Runtime& rt) { engine::run_node(rt, members[rt.rank()], setup, result); },
                        [&](engine::Runtime& rt) { engine::run_heartbeats(rt, members[rt.rank()]); });
   FaultInjector faults(s, catalog, simulation, result.events);
