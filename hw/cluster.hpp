@@ -1,0 +1,42 @@
+// The cluster file users of MLX-based tools already keep (the MLX hostfile):
+// a JSON array with one object per rank, {"ssh": host, "ips": [...],
+// "rdma": [null, "rdma_en3", ...]}, or an object {"transport", "port", "hosts"}
+// around that array. load_cluster() refuses bad input with InputError.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hw {
+
+struct ClusterHost {
+  std::string ssh;               // where `launch` runs this rank ("localhost": no ssh)
+  std::vector<std::string> ips;  // IPv4 addresses of this host; peers reach it on one of them
+};
+
+struct ClusterSpec {
+  std::string file;                // where it was read, for errors
+  std::string transport = "tcp";   // "tcp" or "rdma"
+  int port = 5000;                 // rank 0's side channel; heartbeats use port + 1
+  std::vector<ClusterHost> hosts;  // by rank
+  // Row r: the RDMA device rank r uses towards each rank (nullopt on the diagonal).
+  // Empty when the file has no "rdma" rows.
+  std::vector<std::vector<std::optional<std::string>>> rdma_devices;
+
+  int world() const { return static_cast<int>(hosts.size()); }
+  // The address rank `from` dials to reach rank `to`: the first of `to`'s
+  // addresses on a /24 that `from` also has (a cable's own subnet in a full
+  // mesh), else `to`'s first address.
+  std::string address(int from, int to) const;
+  // True when `launch` starts rank r as a local process rather than over ssh.
+  bool is_local(int r) const;
+};
+
+ClusterSpec load_cluster(const std::string& path);
+// The same from text; `file` names it in errors.
+ClusterSpec parse_cluster(const std::string& text, const std::string& file);
+// The cluster file for `n` ranks on 127.0.0.1, coordinator at `port`.
+std::string local_cluster_json(int n, int port);
+
+}  // namespace hw

@@ -1,0 +1,67 @@
+// The cluster file (MLX hostfile) in both forms, and bad input named by file,
+// JSON path and reason.
+#include <gtest/gtest.h>
+
+#include "engine/error.hpp"
+#include "hw/cluster.hpp"
+
+namespace {
+
+TEST(Cluster, ReadsTheMlxHostfileArray) {
+  const auto c = hw::parse_cluster(R"([
+    {"ssh": "mac1", "ips": ["10.0.12.1", "10.0.13.1"], "rdma": [null, "rdma_en3", "rdma_en4"]},
+    {"ssh": "mac2", "ips": ["10.0.12.2", "10.0.23.2"], "rdma": ["rdma_en3", null, "rdma_en5"]},
+    {"ssh": "mac3", "ips": ["10.0.13.3", "10.0.23.3"], "rdma": ["rdma_en4", "rdma_en5", null]}])",
+                                   "hosts.json");
+  EXPECT_EQ(c.transport, "tcp");
+  EXPECT_EQ(c.port, 5000);
+  ASSERT_EQ(c.world(), 3);
+  EXPECT_EQ(c.hosts[1].ssh, "mac2");
+  ASSERT_EQ(c.rdma_devices.size(), 3u);
+  EXPECT_FALSE(c.rdma_devices[2][2].has_value());
+  EXPECT_EQ(c.rdma_devices[2][1].value(), "rdma_en5");
+  // Each pair talks over the address of the cable it shares.
+  EXPECT_EQ(c.address(1, 2), "10.0.23.3");
+  EXPECT_EQ(c.address(2, 0), "10.0.13.1");
+  EXPECT_FALSE(c.is_local(0));
+}
+
+TEST(Cluster, ReadsTheObjectFormWithoutRdma) {
+  const auto c = hw::parse_cluster(
+      R"({"transport": "rdma", "port": 6000, "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]},
+                                                       {"ssh": "localhost", "ips": ["127.0.0.1"]}]})",
+      "c.json");
+  EXPECT_EQ(c.transport, "rdma");
+  EXPECT_EQ(c.port, 6000);
+  EXPECT_TRUE(c.rdma_devices.empty());
+  EXPECT_TRUE(c.is_local(1));
+  EXPECT_EQ(c.address(0, 1), "127.0.0.1");
+}
+
+void expect_refused(const std::string& text, const std::string& path, const std::string& reason) {
+  try {
+    hw::parse_cluster(text, "bad.json");
+    ADD_FAILURE() << "accepted: " << text;
+  } catch (const engine::InputError& e) {
+    EXPECT_EQ(e.file(), "bad.json");
+    EXPECT_EQ(e.json_path(), path) << e.what();
+    EXPECT_NE(e.reason().find(reason), std::string::npos) << e.what();
+  }
+}
+
+TEST(Cluster, RefusesBadInputNamingThePathAndReason) {
+  expect_refused("[{\"ssh\": \"a\", \"ips\": [\"10.0.0.300\"]}]", "/0/ips/0", "not an IPv4 address");
+  expect_refused("[{\"ssh\": \"a\"}]", "/0/ips", "non-empty array");
+  expect_refused("[{\"ips\": [\"10.0.0.1\"]}]", "/0/ssh", "host name");
+  expect_refused(R"({"transport": "udp", "hosts": []})", "/transport", "\"tcp\" or \"rdma\"");
+  expect_refused(R"({"port": 70000, "hosts": [{"ssh": "a", "ips": ["10.0.0.1"]}]})", "/port", "1..65534");
+  expect_refused(R"({"hosts": [{"ssh": "a", "ips": ["10.0.0.1"], "rdma": ["rdma_en2"]}]})", "/hosts/0/rdma/0",
+                 "must be null");
+  expect_refused(R"([{"ssh": "a", "ips": ["10.0.0.1"], "rdma": [null, "x"]},
+                     {"ssh": "b", "ips": ["10.0.0.2"]}])",
+                 "/1/rdma", "every host needs an rdma row");
+  expect_refused("[]", "", "non-empty array of hosts");
+  expect_refused("{\"hosts\": [1,]}", "", "invalid JSON");
+}
+
+}  // namespace
