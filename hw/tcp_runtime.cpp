@@ -20,6 +20,8 @@ constexpr std::uint32_t kMagic = 0x3146494d;  // "MIF1"
 constexpr std::size_t kHeaderBytes = 24;
 constexpr int kBarrierTag = -1;
 constexpr double kCloseFlushSeconds = 10;
+// What a busy-waiting compute() spins through: longer than a sleep's usual overshoot.
+constexpr auto kSpinTail = std::chrono::microseconds(200);
 
 // A rank's listening endpoint, as all-gathered by rank 0.
 struct Hello {
@@ -49,8 +51,14 @@ timespec timespec_until(std::chrono::steady_clock::time_point until) {
 }  // namespace
 
 TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
-    : rank_(rank), world_(world), start_(std::chrono::steady_clock::now()), peers_(world) {
+    : rank_(rank),
+      world_(world),
+      busy_wait_compute_(options.busy_wait_compute),
+      start_(std::chrono::steady_clock::now()),
+      peers_(world) {
   if (rank < 0 || rank >= world) throw std::invalid_argument("rank out of range");
+  if (!options.peer_hosts.empty() && static_cast<int>(options.peer_hosts.size()) != world)
+    throw std::invalid_argument("peer_hosts must name every rank");
   bootstrap(options);
   for (auto& p : peers_)
     if (p.fd >= 0) set_nonblocking_nodelay(p.fd);
@@ -88,7 +96,7 @@ void TcpRuntime::bootstrap(const TcpOptions& o) {
   read_exact(peers_[0].fd, table.data(), sizeof(Hello) * world_, deadline);
   // Higher ranks dial lower ones, so each pair has exactly one connection.
   for (int r = 1; r < rank_; ++r) {
-    peers_[r].fd = dial(table[r].host, table[r].port, deadline);
+    peers_[r].fd = dial(o.peer_hosts.empty() ? std::string(table[r].host) : o.peer_hosts[r], table[r].port, deadline);
     write_exact(peers_[r].fd, &me, sizeof me, deadline);
   }
   for (int k = rank_ + 1; k < world_; ++k) {
@@ -118,6 +126,22 @@ double TcpRuntime::now() const {
 }
 
 void TcpRuntime::sleep_for(double seconds) { progress(deadline_in(seconds)); }
+
+void TcpRuntime::compute(double seconds) {
+  const Deadline until = deadline_in(seconds);
+  if (busy_wait_compute_) {
+    progress(until - kSpinTail);
+    while (std::chrono::steady_clock::now() < until) progress(std::chrono::steady_clock::now());
+    return;
+  }
+  // A sleeper wakes late by a fairly steady amount (tens of microseconds in a
+  // VM, more on a loaded machine): aim that much early, so the modelled times
+  // add up right even where nothing can spin.
+  const Deadline aim = until - wake_lateness_;
+  progress(aim);
+  const auto late = std::chrono::steady_clock::now() - aim;
+  wake_lateness_ += (late - wake_lateness_) / 8;
+}
 
 void TcpRuntime::barrier(double timeout_s) {
   if (rank_ == 0) {

@@ -1,5 +1,6 @@
 // engine::Runtime over TCP: one connection per peer, framed messages,
-// non-blocking sockets driven by poll(); every wait is bounded.
+// non-blocking sockets driven by poll(); every wait is bounded. A peer's EOF
+// or reset is a PeerFailure for that rank from then on.
 // Bootstrap: every rank registers with rank 0, which all-gathers the listening
 // endpoints; lower ranks are then dialled by higher ones, and a barrier ends it.
 #pragma once
@@ -21,7 +22,12 @@ struct TcpOptions {
   int coordinator_port = 0;
   int coordinator_listen_fd = -1;      // rank 0 may be handed a listening socket
   std::string listen_host = "127.0.0.1";  // where this rank accepts its peers
+  // Where to dial each rank (by rank; empty: the host it registered with rank 0).
+  std::vector<std::string> peer_hosts;
   double bootstrap_timeout_s = 30;
+  // compute() spins through its last stretch instead of sleeping to the end:
+  // exact, but only where the node has a core to spare.
+  bool busy_wait_compute = false;
 };
 
 class TcpRuntime : public engine::Runtime {
@@ -34,6 +40,7 @@ class TcpRuntime : public engine::Runtime {
   int world() const override { return world_; }
   double now() const override;
   void sleep_for(double seconds) override;
+  void compute(double seconds) override;
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
 
@@ -71,6 +78,8 @@ class TcpRuntime : public engine::Runtime {
   void fail(int peer, const std::string& why);
 
   int rank_, world_;
+  bool busy_wait_compute_;
+  std::chrono::steady_clock::duration wake_lateness_{};   // running mean, for compute()
   std::chrono::steady_clock::time_point start_;
   std::vector<Peer> peers_;
   std::map<std::pair<int, int>, std::deque<engine::Payload>> inbox_;  // (src, tag)

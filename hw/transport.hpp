@@ -1,0 +1,24 @@
+// Runtime creation for one rank of a cluster, by the cluster's transport:
+// the one place a new transport (verbs) plugs in.
+#pragma once
+
+#include <memory>
+
+#include "engine/runtime.hpp"
+#include "hw/cluster.hpp"
+#include "hw/tcp_runtime.hpp"
+
+namespace hw {
+
+struct TransportOptions {
+  double bootstrap_timeout_s = 60;
+  bool busy_wait_compute = false;   // see TcpOptions
+};
+
+// The data runtime of `rank` over c.transport, bootstrapped through rank 0 at
+// c.port. Throws InputError when the transport is not built in.
+std::unique_ptr<engine::Runtime> make_runtime(const ClusterSpec& c, int rank, const TransportOptions& o);
+// A TcpRuntime of `rank` whose rank 0 listens on `port` (heartbeats use c.port + 1).
+std::unique_ptr<TcpRuntime> make_tcp_runtime(const ClusterSpec& c, int rank, int port, const TransportOptions& o);
+
+}  // namespace hw
