@@ -14,5 +14,7 @@ void add_validate_command(CLI::App& app, int& status);
 void add_plan_command(CLI::App& app, int& status);
 void add_calibrate_command(CLI::App& app, int& status);
 void add_chaos_command(CLI::App& app, int& status);
+void add_node_command(CLI::App& app, int& status);
+void add_launch_command(CLI::App& app, int& status);
 
 }  // namespace cli

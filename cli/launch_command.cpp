@@ -1,0 +1,113 @@
+// meshinfer launch: starts every rank of a real run (local processes, or over
+// ssh from a hostfile) and exits with rank 0's status.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "cli/run_report.hpp"
+#include "engine/error.hpp"
+#include "hw/launcher.hpp"
+#include "hw/socket_util.hpp"
+
+namespace cli {
+
+namespace {
+
+struct LaunchOptions {
+  std::string scenario, hostfile, exec_prefix, out;
+  int local = 0;
+  std::vector<std::string> cards;
+  double timeout_s = 600;
+  bool dry_run = false;
+};
+
+// A port p with p + 1 free too (data and heartbeats), on loopback.
+int free_port_pair() {
+  for (;;) {
+    const int fd = hw::listen_on("127.0.0.1", 0);
+    const int port = hw::local_port(fd);
+    try {
+      const int next = hw::listen_on("127.0.0.1", port + 1);
+      ::close(next);
+      ::close(fd);
+      return port;
+    } catch (const std::runtime_error&) {
+      ::close(fd);
+    }
+  }
+}
+
+// Spinning helps only where every rank of a machine still has a core of its own.
+bool has_cores_to_spare(const hw::ClusterSpec& c, int r, bool same_machine) {
+  int sharing = 0;
+  for (int k = 0; k < c.world(); ++k) sharing += same_machine || c.hosts[k].ssh == c.hosts[r].ssh;
+  return sharing < static_cast<int>(std::thread::hardware_concurrency());
+}
+
+int launch(const LaunchOptions& o) {
+  const LoadedScenario l = load_for_run(o.scenario, o.cards, std::nullopt, false);
+  const std::string out = o.out.empty() ? "reports/out/" + l.scenario.name : o.out;
+  std::string cluster_file = o.hostfile;
+  if (o.local > 0) {
+    std::filesystem::create_directories(out);
+    cluster_file = out + "/cluster.json";
+    std::ofstream(cluster_file) << hw::local_cluster_json(o.local, free_port_pair());
+  }
+  const hw::ClusterSpec cluster = hw::load_cluster(cluster_file);
+  if (cluster.world() != static_cast<int>(l.scenario.nodes.size()))
+    throw engine::InputError(cluster_file, "", fmt::format("{} host(s), but scenario {} has {} node(s)", cluster.world(),
+                                                           o.scenario, l.scenario.nodes.size()));
+  std::vector<std::vector<std::string>> commands;
+  for (int r = 0; r < cluster.world(); ++r) {
+    std::vector<std::string> node{hw::self_executable(), "node", "--rank", std::to_string(r), "--cluster", cluster_file,
+                                  o.scenario, "--out", out};
+    for (const auto& card : o.cards) node.insert(node.end(), {"--card", card});
+    const bool same_machine = o.local > 0 || !o.exec_prefix.empty();
+    if (has_cores_to_spare(cluster, r, same_machine)) node.push_back("--busy-wait");
+    commands.push_back(hw::rank_command(cluster, r, o.exec_prefix, node));
+  }
+  if (o.dry_run) {
+    for (const auto& argv : commands) {
+      std::string line;
+      for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
+      fmt::print("{}\n", line);
+    }
+    return 0;
+  }
+  const hw::LaunchResult r = hw::launch_processes(commands, o.timeout_s);
+  for (int k = 0; k < cluster.world(); ++k)
+    if (r.status[k] != 0) fmt::print(stderr, "launch: rank {} ended with status {}\n", k, r.status[k]);
+  if (r.timed_out) fmt::print(stderr, "launch: timed out after {} s; every rank was killed\n", o.timeout_s);
+  if (r.interrupted) fmt::print(stderr, "launch: interrupted; every rank was killed\n");
+  return r.status[0];
+}
+
+}  // namespace
+
+void add_launch_command(CLI::App& app, int& status) {
+  auto o = std::make_shared<LaunchOptions>();
+  auto* cmd = app.add_subcommand("launch", "run a scenario as real processes, one per node, and gather one report");
+  cmd->add_option("scenario", o->scenario, "scenario file")->required();
+  auto* local = cmd->add_option("--local", o->local, "start N processes on 127.0.0.1")->check(CLI::PositiveNumber);
+  auto* hostfile = cmd->add_option("--hostfile", o->hostfile, "cluster file (MLX hostfile): one rank per host, over ssh");
+  local->excludes(hostfile);
+  hostfile->excludes(local);
+  cmd->add_option("--exec-prefix", o->exec_prefix,
+                  "instead of ssh, start each rank under this command ({rank}, {host} replaced), "
+                  "e.g. 'ip netns exec mesh{rank}'");
+  cmd->add_option("--out", o->out, "report directory (default reports/out/<scenario name>)");
+  cmd->add_option("--card", o->cards, "extra hardware or link card file, passed to every rank (repeatable)");
+  cmd->add_option("--timeout", o->timeout_s, "seconds before every rank is killed");
+  cmd->add_flag("--dry-run", o->dry_run, "print the command of each rank and start nothing");
+  cmd->callback([o, &status, local, hostfile] {
+    if (!*local && !*hostfile) throw engine::InputError("launch", "", "give --local N or --hostfile FILE");
+    status = launch(*o);
+  });
+}
+
+}  // namespace cli

@@ -1,0 +1,61 @@
+// meshinfer node: one rank of a real run over the cluster's transport, with
+// the ModelledBackend spending each op's modelled time in real time. The
+// reporting rank writes the same reports as `meshinfer run`.
+#include <fmt/format.h>
+#include <sys/prctl.h>
+
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/run_report.hpp"
+#include "engine/workload.hpp"
+#include "hw/node_process.hpp"
+
+namespace cli {
+
+namespace {
+
+struct NodeOptions {
+  int rank = 0;
+  std::string cluster, scenario, out;
+  std::vector<std::string> cards;
+  bool busy_wait = false;
+  double bootstrap_timeout_s = 60;
+};
+
+int node(const NodeOptions& o) {
+  const hw::ClusterSpec cluster = hw::load_cluster(o.cluster);
+  const LoadedScenario l = load_for_run(o.scenario, o.cards, std::nullopt, o.rank == 0);
+  if (!l.scenario.faults.empty())
+    fmt::print(stderr, "rank {}: the scenario's faults are injected in simulation only; a real run meets the world's\n",
+               o.rank);
+  ::prctl(PR_SET_TIMERSLACK, 1);   // modelled op times are sleeps: wake when asked, not up to 50 us later
+  const engine::EngineSetup setup{l.scenario, l.catalog, l.plan, l.profile,
+                                  engine::make_requests(l.scenario.workload, l.scenario.seed), {}};
+  const hw::TransportOptions transport{o.bootstrap_timeout_s, o.busy_wait};
+  const hw::NodeOutcome outcome = hw::run_node_process(cluster, o.rank, transport, setup, [&](double zero) {
+    fmt::print(stderr, "rank {}: joined a world of {}; run clock zero at unix {:.6f}\n", o.rank, cluster.world(), zero);
+  });
+  const std::string& error = outcome.result.nodes[o.rank].error;
+  if (!error.empty()) fmt::print(stderr, "rank {}: {}\n", o.rank, error);
+  if (!outcome.reporter) return 0;
+  if (o.rank != 0) fmt::print(stderr, "rank {}: rank 0 is gone; this rank reports\n", o.rank);
+  return report_run(l, outcome.result, o.out, "elapsed");
+}
+
+}  // namespace
+
+void add_node_command(CLI::App& app, int& status) {
+  auto o = std::make_shared<NodeOptions>();
+  auto* cmd = app.add_subcommand("node", "run one rank of a scenario as a real process (see launch)");
+  cmd->add_option("--rank", o->rank, "this process's rank in the cluster file")->required();
+  cmd->add_option("--cluster", o->cluster, "cluster file (MLX hostfile)")->required();
+  cmd->add_option("scenario", o->scenario, "scenario file")->required();
+  cmd->add_option("--out", o->out, "report directory on the reporting rank (default reports/out/<scenario name>)");
+  cmd->add_option("--card", o->cards, "extra hardware or link card file (repeatable)");
+  cmd->add_flag("--busy-wait", o->busy_wait, "spin through the end of each modelled op (needs a spare core per rank)");
+  cmd->add_option("--bootstrap-timeout", o->bootstrap_timeout_s, "seconds to wait for every rank to join");
+  cmd->callback([o, &status] { status = node(*o); });
+}
+
+}  // namespace cli

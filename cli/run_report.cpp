@@ -1,0 +1,66 @@
+#include "cli/run_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "engine/report.hpp"
+#include "sim/scenario_run.hpp"
+
+namespace cli {
+
+LoadedScenario load_for_run(const std::string& scenario_file, const std::vector<std::string>& card_files,
+                            std::optional<unsigned long long> seed, bool print_plan) {
+  LoadedScenario l{engine::Catalog::builtin(), {}, {}, {}};
+  for (const auto& card : card_files) l.catalog.add_card_file(card);
+  l.scenario = engine::load_scenario(scenario_file, l.catalog);
+  if (seed) l.scenario.seed = *seed;
+  l.profile = engine::BackendProfile::load(l.catalog.dir(), l.scenario.profile);
+  const sim::PlanChoice choice = sim::choose_plan(l.scenario, l.catalog, l.profile);
+  l.plan = choice.plan;
+  if (print_plan) {
+    for (const auto& c : choice.candidates)
+      fmt::print("  auto: {:<14} {}\n", c.strategy, c.refusal.empty() ? fmt::format("probe {:.3f} s", c.probe_s) : c.refusal);
+    fmt::print("{}", l.plan.describe());
+  }
+  return l;
+}
+
+int report_run(const LoadedScenario& l, const engine::RunResult& result, const std::string& out_dir,
+               const std::string& clock) {
+  const engine::Scenario& s = l.scenario;
+  auto report = engine::build_report(s, l.catalog, l.plan, l.profile.name, result, s.seed);
+  const auto checks = engine::check_expectations(s, report);
+  const std::string dir = out_dir.empty() ? "reports/out/" + s.name : out_dir;
+  engine::write_reports(dir, report, engine::render_trace(s, l.plan, result));
+
+  const auto& sum = report["summary"];
+  fmt::print("{}: decode {:.2f} tok/s, prefill {:.1f} tok/s, TTFT p50 {:.3f} s p99 {:.3f} s, ITL p50 {:.2f} ms, "
+             "requests {} completed / {} failed, {} {:.2f} s\n",
+             s.name, sum["decode_tokens_per_s"].get<double>(), sum["prefill_tokens_per_s"].get<double>(),
+             sum["ttft_s"]["p50"].get<double>(), sum["ttft_s"]["p99"].get<double>(),
+             1e3 * sum["itl_s"]["p50"].get<double>(), sum["requests"]["completed"].get<int>(),
+             sum["requests"]["failed"].get<int>(), clock, sum["simulated_s"].get<double>());
+  fmt::print("reports: {0}/report.json {0}/report.md {0}/report.html {0}/trace.json\n", dir);
+  int status = 0;
+  for (const auto& c : checks) {
+    if (c.pass) continue;
+    fmt::print(stderr, "{}\n", engine::describe_breach(c));
+    status = kExitBreach;
+  }
+  for (const auto& violation : report["invariants"]) {
+    fmt::print(stderr, "invariant violated: {}\n", violation.get<std::string>());
+    status = kExitBreach;
+  }
+  const auto& faults = report["faults"];
+  if (faults["injected"].get<int>() > 0) {
+    auto seconds = [](const auto& v) { return v.is_null() ? std::string("never") : fmt::format("{:.3f} s", v.template get<double>()); };
+    fmt::print("faults: {} injected, detected after {}, recovered after {}, downtime {}, {} tokens recomputed\n",
+               faults["injected"].get<int>(), seconds(faults["time_to_detect_s"]), seconds(faults["time_to_recover_s"]),
+               seconds(faults["downtime_s"]), faults["tokens_recomputed"].get<long>());
+  }
+  return status;
+}
+
+}  // namespace cli

@@ -1,0 +1,36 @@
+// What `run` (simulated) and `node` (real processes) share: loading a
+// scenario with its plan, and turning a finished run into the report files,
+// a summary line and an exit status.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/catalog.hpp"
+#include "engine/executor.hpp"
+#include "engine/planner.hpp"
+#include "engine/profile.hpp"
+#include "engine/scenario.hpp"
+
+namespace cli {
+
+struct LoadedScenario {
+  engine::Catalog catalog;   // the builtin one plus the user's card files
+  engine::Scenario scenario;
+  engine::BackendProfile profile;
+  engine::Plan plan;
+};
+
+// Throws InputError / PlanError. `seed` overrides the scenario's; `print_plan`:
+// the plan (and auto's candidates) on stdout.
+LoadedScenario load_for_run(const std::string& scenario_file, const std::vector<std::string>& card_files,
+                            std::optional<unsigned long long> seed, bool print_plan);
+
+// Writes the reports into `out_dir` (default reports/out/<scenario name>),
+// prints the summary; returns 0, or kExitBreach when an expectation or an
+// invariant failed. `clock`: what the run's seconds were ("simulated", "elapsed").
+int report_run(const LoadedScenario& l, const engine::RunResult& result, const std::string& out_dir,
+               const std::string& clock);
+
+}  // namespace cli

@@ -1,0 +1,155 @@
+#include "hw/launcher.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+#include <cstring>
+
+#include "hw/socket_util.hpp"
+
+namespace hw {
+
+namespace {
+
+volatile sig_atomic_t g_interrupted = 0;
+void on_signal(int) { g_interrupted = 1; }
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  return s;
+}
+
+std::string shell_quote(const std::string& s) { return "'" + replace_all(s, "'", "'\\''") + "'"; }
+
+// One child output stream, cut into prefixed lines.
+struct Stream {
+  int fd;
+  FILE* to;
+  std::string prefix, partial;
+
+  // False at EOF.
+  bool forward() {
+    char buf[4096];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) return true;
+    if (n > 0) {
+      partial.append(buf, static_cast<std::size_t>(n));
+      for (std::size_t nl; (nl = partial.find('\n')) != std::string::npos; partial.erase(0, nl + 1))
+        std::fprintf(to, "%s%s\n", prefix.c_str(), partial.substr(0, nl).c_str());
+      std::fflush(to);
+      return true;
+    }
+    if (!partial.empty()) std::fprintf(to, "%s%s\n", prefix.c_str(), partial.c_str());
+    std::fflush(to);
+    ::close(fd);
+    return false;
+  }
+};
+
+int status_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+}  // namespace
+
+std::string self_executable() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
+
+std::vector<std::string> rank_command(const ClusterSpec& c, int r, const std::string& exec_prefix,
+                                      const std::vector<std::string>& command) {
+  std::vector<std::string> argv;
+  if (!exec_prefix.empty()) {
+    std::istringstream words(replace_all(replace_all(exec_prefix, "{rank}", std::to_string(r)), "{host}", c.hosts.at(r).ssh));
+    for (std::string w; words >> w;) argv.push_back(w);
+  } else if (!c.is_local(r)) {
+    std::string remote;
+    for (const auto& a : command) remote += (remote.empty() ? "" : " ") + shell_quote(a);
+    return {"ssh", "-o", "BatchMode=yes", c.hosts[r].ssh, remote};
+  }
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs, double timeout_s) {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  struct sigaction old_int {}, old_term {};
+  ::sigaction(SIGINT, &sa, &old_int);
+  ::sigaction(SIGTERM, &sa, &old_term);
+  g_interrupted = 0;
+
+  const int n = static_cast<int>(argvs.size());
+  std::vector<pid_t> pids(n, -1);
+  std::vector<Stream> streams;
+  pid_t group = 0;
+  std::fflush(nullptr);
+  for (int r = 0; r < n; ++r) {
+    int out[2], err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+      ::setpgid(0, group);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);   // the launcher died: so do its ranks
+      ::signal(SIGINT, SIG_DFL);
+      ::signal(SIGTERM, SIG_DFL);
+      ::dup2(out[1], STDOUT_FILENO);
+      ::dup2(err[1], STDERR_FILENO);
+      std::vector<char*> args;
+      for (const auto& a : argvs[r]) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execvp(args[0], args.data());
+      std::fprintf(stderr, "cannot start %s: %s\n", args[0], std::strerror(errno));
+      ::_exit(127);
+    }
+    ::setpgid(pid, group);   // also here, so no signal can race the child's own call
+    if (group == 0) group = pid;
+    pids[r] = pid;
+    ::close(out[1]);
+    ::close(err[1]);
+    const std::string prefix = "[rank " + std::to_string(r) + "] ";
+    streams.push_back({out[0], stdout, prefix, {}});
+    streams.push_back({err[0], stderr, prefix, {}});
+    std::fprintf(stderr, "launch: rank %d is pid %d\n", r, pid);
+  }
+  std::fflush(stderr);
+
+  LaunchResult result;
+  result.status.assign(n, -1);
+  const Deadline deadline = deadline_in(timeout_s);
+  int running = n;
+  bool killed = false;
+  while (running > 0 || !streams.empty()) {
+    std::vector<pollfd> fds;
+    for (const auto& s : streams) fds.push_back({s.fd, POLLIN, 0});
+    ::poll(fds.data(), fds.size(), 100);
+    for (std::size_t i = fds.size(); i-- > 0;)
+      if (fds[i].revents && !streams[i].forward()) streams.erase(streams.begin() + static_cast<long>(i));
+    for (int r = 0; r < n; ++r) {
+      int status = 0;
+      if (result.status[r] < 0 && ::waitpid(pids[r], &status, WNOHANG) == pids[r]) {
+        result.status[r] = status_code(status);
+        --running;
+      }
+    }
+    if (killed || running == 0) continue;
+    if (g_interrupted || std::chrono::steady_clock::now() >= deadline) {
+      result.interrupted = g_interrupted;
+      result.timed_out = !g_interrupted;
+      ::kill(-group, SIGKILL);
+      killed = true;
+    }
+  }
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  return result;
+}
+
+}  // namespace hw

@@ -1,0 +1,31 @@
+// Starts one process per rank and waits for all of them, forwarding their
+// output line by line with a "[rank R] " prefix. They share one process group,
+// killed as a whole on timeout, on SIGINT/SIGTERM, or when the launcher dies.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hw/cluster.hpp"
+
+namespace hw {
+
+struct LaunchResult {
+  std::vector<int> status;   // by rank: exit code, or 128 + the signal that ended it
+  bool timed_out = false;
+  bool interrupted = false;
+};
+
+// REQUIRES: every argv non-empty (argv[0] found on PATH or a path).
+LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs, double timeout_s);
+
+// What starts rank r: `exec_prefix` (its "{rank}" and "{host}" replaced,
+// split on spaces) before `command` when given; else `command` itself for a
+// local host, or `ssh HOST` with the command shell-quoted for a remote one.
+std::vector<std::string> rank_command(const ClusterSpec& c, int r, const std::string& exec_prefix,
+                                      const std::vector<std::string>& command);
+
+// The path of the running executable, to start more of itself.
+std::string self_executable();
+
+}  // namespace hw

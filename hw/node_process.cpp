@@ -1,0 +1,108 @@
+#include "hw/node_process.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "engine/error.hpp"
+#include "engine/membership.hpp"
+#include "hw/node_result_codec.hpp"
+
+namespace hw {
+
+namespace {
+
+// Outside every engine tag (those are >= 0) and the TcpRuntime barrier's -1.
+constexpr int kResultTag = -2;
+// How long the reporter waits for a live node's results: a node may still be
+// waiting (bounded) for a recovery decision when the coordinator finishes.
+constexpr double kGatherTimeoutS = 60;
+
+// Both runtimes of a node on one clock, so the heartbeat thread's "heard at"
+// and the main loop's "now" compare.
+class SharedClockRuntime : public engine::ForwardingRuntime {
+ public:
+  SharedClockRuntime(engine::Runtime& inner, std::chrono::steady_clock::time_point zero)
+      : ForwardingRuntime(inner), zero_(zero) {}
+  double now() const override { return std::chrono::duration<double>(std::chrono::steady_clock::now() - zero_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point zero_;
+};
+
+// Sends this node's report to the lowest rank below it still reachable.
+// False when there is none: this node is the reporter.
+bool send_to_reporter(engine::Runtime& rt, const NodeReport& mine) {
+  for (int k = 0; k < rt.rank(); ++k) {
+    try {
+      rt.send(k, kResultTag, encode_node_report(mine));
+      return true;
+    } catch (const engine::PeerFailure&) {
+    }
+  }
+  return false;
+}
+
+void gather(engine::Runtime& rt, engine::RunResult& out) {
+  for (int k = 0; k < rt.world(); ++k) {
+    if (k == rt.rank()) continue;
+    std::string lost = "process lost (rank " + std::to_string(k) + " below the reporter is unreachable)";
+    if (k > rt.rank()) {
+      try {
+        NodeReport theirs = decode_node_report(rt.recv(k, kResultTag, kGatherTimeoutS));
+        out.nodes[k] = std::move(theirs.node);
+        out.events.insert(out.events.end(), theirs.events.begin(), theirs.events.end());
+        continue;
+      } catch (const engine::PeerFailure& e) {
+        lost = std::string("process lost: ") + e.what();
+      } catch (const engine::Timeout& e) {
+        lost = std::string("no results: ") + e.what();
+      }
+    }
+    if (out.nodes[k].error.empty()) out.nodes[k].error = lost;
+  }
+}
+
+}  // namespace
+
+NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const TransportOptions& transport,
+                             const engine::EngineSetup& setup, const JoinedFn& joined) {
+  const int world = cluster.world();
+  if (static_cast<int>(setup.scenario.nodes.size()) != world)
+    throw engine::InputError(cluster.file, "", "the cluster has " + std::to_string(world) + " host(s) but scenario " +
+                                                   setup.scenario.file + " has " +
+                                                   std::to_string(setup.scenario.nodes.size()) + " node(s)");
+  const auto data = make_runtime(cluster, rank, transport);
+  const auto beats = make_tcp_runtime(cluster, rank, cluster.port + 1, transport);
+  // Every rank leaves the second barrier at about the same time: count from there,
+  // as if each had just heard every other.
+  const auto zero = std::chrono::steady_clock::now();
+  if (joined)
+    joined(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  SharedClockRuntime rt(*data, zero), heartbeat_rt(*beats, zero);
+
+  NodeOutcome outcome;
+  engine::RunResult& out = outcome.result;
+  out.nodes.resize(world);
+  engine::Membership membership(world, setup.scenario.heartbeat_s, setup.scenario.heartbeat_timeout_s);
+  std::thread heartbeats([&] { engine::run_heartbeats(heartbeat_rt, membership); });
+  try {
+    engine::run_node(rt, membership, setup, out);   // ends the heartbeat loop when it returns
+  } catch (...) {
+    membership.leave();
+    heartbeats.join();
+    throw;
+  }
+  heartbeats.join();
+
+  NodeReport mine{out.nodes[rank], out.events};
+  if (send_to_reporter(rt, mine)) return outcome;
+  outcome.reporter = true;
+  gather(rt, out);
+  engine::finish_run(out, rt.now());
+  std::stable_sort(out.events.begin(), out.events.end(),
+                   [](const engine::RunEvent& a, const engine::RunEvent& b) { return a.t_s < b.t_s; });
+  return outcome;
+}
+
+}  // namespace hw

@@ -1,0 +1,127 @@
+// Real processes over TCP on loopback: `launch --local` runs a scenario to one
+// report, kill -9 of any rank mid-decode ends in a report within bounded time
+// with no process left behind, and the hostfile path runs what it should.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "support/child_process.hpp"
+#include "support/cli_runner.hpp"
+#include "support/real_run.hpp"
+
+namespace {
+
+using nlohmann::json;
+using testsupport::ChildProcess;
+
+constexpr double kLaunchBoundS = 60;   // any of these runs takes a few seconds
+
+json read_report(const std::string& dir) { return json::parse(testsupport::read_file(dir + "/report.json")); }
+
+TEST(Launch, LocalRanksRunTheScenarioToOneReport) {
+  const std::string dir = testsupport::fresh_dir("launch-local");
+  const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("launch-local", 2, 2, 8));
+  const auto r = testsupport::run_cli("launch --local 2 " + scenario + " --out " + dir + "/out --timeout 60");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[rank 0] launch-local: decode"), std::string::npos) << r.output;
+  const json report = read_report(dir + "/out");
+  EXPECT_EQ(report["summary"]["requests"]["completed"], 2);
+  EXPECT_EQ(report["summary"]["output_tokens"], 16);
+  EXPECT_GT(report["summary"]["decode_tokens_per_s"].get<double>(), 0);
+  ASSERT_EQ(report["nodes"].size(), 2u);
+  for (const auto& n : report["nodes"]) {
+    EXPECT_EQ(n["error"], "") << n.dump();
+    EXPECT_GT(n["bytes_sent"].get<double>(), 0) << "every rank took part in the all-reduces";
+  }
+}
+
+class KillNine : public testing::TestWithParam<int> {};
+
+// Four ranks decode; rank k is killed with SIGKILL mid-decode. The survivors
+// detect it, recover as the scenario says (replan), and one report comes out.
+TEST_P(KillNine, SurvivorsDetectRecoverAndReport) {
+  const int victim = GetParam(), world = 4;
+  const std::string dir = testsupport::fresh_dir("kill-" + std::to_string(victim));
+  const json s = testsupport::small_scenario("kill-nine", world, 2, 60);
+  const double timeout_s = s["recovery"]["heartbeat_timeout_s"];
+  const std::string scenario = testsupport::write_json(dir, "s", s);
+  ChildProcess launch({MESHINFER_BINARY, "launch", "--local", "4", scenario, "--out", dir + "/out", "--timeout", "60"});
+  for (int r = 0; r < world; ++r)
+    ASSERT_NE(launch.wait_for_line("[rank " + std::to_string(r) + "] rank " + std::to_string(r) + ": joined", 30), "")
+        << launch.output();
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));   // well into decode: the run lasts seconds
+  const auto pids = testsupport::rank_pids(launch.output(), world);
+  ASSERT_GT(pids[victim], 0) << launch.output();
+  const double killed_at_unix = testsupport::unix_now_s();
+  ASSERT_EQ(::kill(pids[victim], SIGKILL), 0);
+
+  const auto started = std::chrono::steady_clock::now();
+  const int status = launch.wait(kLaunchBoundS);
+  ASSERT_NE(status, -1) << "launch did not end in " << kLaunchBoundS << " s:\n" << launch.output();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), kLaunchBoundS);
+  for (int r = 0; r < world; ++r) EXPECT_TRUE(testsupport::process_gone(pids[r])) << "rank " << r << " left behind";
+  EXPECT_EQ(status, victim == 0 ? 128 + SIGKILL : 0) << launch.output();
+
+  const json report = read_report(dir + "/out");
+  const double killed_at = killed_at_unix - testsupport::clock_zero_unix_s(launch.output());
+  EXPECT_NE(report["nodes"][victim]["error"], "") << "the dead rank's results are marked lost";
+  if (victim == 0) {
+    // The coordinator's scheduler died with it; rank 1 reports what the survivors saw.
+    EXPECT_NE(launch.output().find("[rank 1] rank 1: rank 0 is gone; this rank reports"), std::string::npos) << launch.output();
+    for (int r = 1; r < world; ++r) EXPECT_NE(report["nodes"][r]["error"], "") << r;
+    EXPECT_LE(report["summary"]["simulated_s"].get<double>() - killed_at, 2 * timeout_s) << launch.output();
+    return;
+  }
+  double detected_at = -1;
+  for (const auto& e : report["events"])
+    if (e["kind"] == "detected" && detected_at < 0) detected_at = e["t_s"];
+  ASSERT_GE(detected_at, 0) << report["events"].dump(2);
+  EXPECT_LE(detected_at - killed_at, 2 * timeout_s) << report["events"].dump(2);
+  EXPECT_GE(detected_at - killed_at, -0.05) << "detected before the kill?";
+  // replan: the model is re-placed on the three survivors and no request is lost.
+  EXPECT_EQ(report["summary"]["requests"]["completed"], 2) << report["events"].dump(2);
+  EXPECT_EQ(report["summary"]["requests"]["failed"], 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryRank, KillNine, testing::Range(0, 4));
+
+TEST(Launch, HostfileRunsEachRankOverSsh) {
+  const std::string dir = testsupport::fresh_dir("launch-hostfile");
+  const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("hostfile", 2, 1, 4));
+  const std::string hostfile = testsupport::write_json(
+      dir, "hosts", json::array({{{"ssh", "mac1.local"}, {"ips", {"10.0.1.1"}}}, {{"ssh", "mac2.local"}, {"ips", {"10.0.1.2"}}}}));
+  const auto r = testsupport::run_cli("launch " + scenario + " --hostfile " + hostfile + " --dry-run --out /tmp/o");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string exe = MESHINFER_BINARY;
+  EXPECT_NE(r.output.find("ssh -o BatchMode=yes mac2.local '" + exe + "' 'node' '--rank' '1' '--cluster' '" + hostfile +
+                          "' '" + scenario + "' '--out' '/tmp/o'"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(Launch, RdmaTransportIsRefusedClearly) {
+  const std::string dir = testsupport::fresh_dir("launch-rdma");
+  const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("rdma", 2, 1, 4));
+  const std::string cluster = testsupport::write_json(
+      dir, "cluster",
+      {{"transport", "rdma"},
+       {"port", 5000},
+       {"hosts", json::array({{{"ssh", "localhost"}, {"ips", {"127.0.0.1"}}, {"rdma", {nullptr, "rdma_en3"}}},
+                              {{"ssh", "localhost"}, {"ips", {"127.0.0.1"}}, {"rdma", {"rdma_en3", nullptr}}}})}});
+  const auto r = testsupport::run_cli("node --rank 0 --cluster " + cluster + " " + scenario);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(cluster + ": /transport: the rdma transport is not built in"), std::string::npos) << r.output;
+}
+
+TEST(Launch, ClusterOfTheWrongSizeIsRefusedBeforeStarting) {
+  const std::string dir = testsupport::fresh_dir("launch-size");
+  const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("size", 2, 1, 4));
+  const auto r = testsupport::run_cli("launch --local 3 " + scenario + " --out " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("3 host(s), but scenario"), std::string::npos) << r.output;
+}
+
+}  // namespace
