@@ -1,0 +1,82 @@
+// meshinfer probe: measures every pair of the cluster over its transport and
+// writes a link card that `meshinfer run --card` loads.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "hw/launcher.hpp"
+#include "hw/link_probe.hpp"
+#include "hw/transport.hpp"
+
+namespace cli {
+
+namespace {
+
+struct ProbeCommandOptions {
+  std::string cluster, exec_prefix, out = "probed.json", port_kind = "thunderbolt";
+  int rank = -1;
+  hw::ProbeOptions probe;
+  double timeout_s = 300;
+  bool dry_run = false;
+};
+
+std::vector<std::string> rank_args(const ProbeCommandOptions& o, int r) {
+  return {hw::self_executable(), "probe", "--rank", std::to_string(r), "--cluster", o.cluster, "--out", o.out,
+          "--port-kind", o.port_kind, "--pings", std::to_string(o.probe.pings), "--bytes",
+          std::to_string(o.probe.bulk_bytes), "--repeats", std::to_string(o.probe.bulk_repeats)};
+}
+
+int probe_one_rank(const ProbeCommandOptions& o, const hw::ClusterSpec& cluster) {
+  const auto rt = hw::make_runtime(cluster, o.rank, hw::TransportOptions{});
+  const auto pairs = hw::probe_links(*rt, o.probe);
+  if (o.rank != 0) return 0;
+  const std::string name = std::filesystem::path(o.out).stem().string();
+  fmt::print("{:>6} {:>12} {:>14} {:>14}\n", "pair", "latency us", "a->b MB/s", "b->a MB/s");
+  for (const auto& f : pairs)
+    fmt::print("{:>6} {:>12.1f} {:>14.1f} {:>14.1f}\n", fmt::format("{}-{}", f.a, f.b), f.latency_s * 1e6,
+               f.bandwidth_ab / 1e6, f.bandwidth_ba / 1e6);
+  std::ofstream(o.out) << hw::link_card(name, pairs, o.port_kind).dump(2) << "\n";
+  fmt::print("link card: {} (use it with --card {})\n", o.out, o.out);
+  return 0;
+}
+
+int probe(const ProbeCommandOptions& o) {
+  const hw::ClusterSpec cluster = hw::load_cluster(o.cluster);
+  if (o.rank >= 0) return probe_one_rank(o, cluster);
+  std::vector<std::vector<std::string>> commands;
+  for (int r = 0; r < cluster.world(); ++r) commands.push_back(hw::rank_command(cluster, r, o.exec_prefix, rank_args(o, r)));
+  if (o.dry_run) {
+    for (const auto& argv : commands) {
+      std::string line;
+      for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
+      fmt::print("{}\n", line);
+    }
+    return 0;
+  }
+  const hw::LaunchResult r = hw::launch_processes(commands, o.timeout_s);
+  if (r.timed_out) fmt::print(stderr, "probe: timed out after {} s; every rank was killed\n", o.timeout_s);
+  return r.status[0];
+}
+
+}  // namespace
+
+void add_probe_command(CLI::App& app, int& status) {
+  auto o = std::make_shared<ProbeCommandOptions>();
+  auto* cmd = app.add_subcommand("probe", "measure each pair's latency and bandwidth and write a link card");
+  cmd->add_option("--cluster", o->cluster, "cluster file (MLX hostfile)")->required();
+  cmd->add_option("--rank", o->rank, "run only this rank (without it: start every rank, like launch)");
+  cmd->add_option("--exec-prefix", o->exec_prefix, "start each rank under this command ({rank}, {host} replaced)");
+  cmd->add_option("--out", o->out, "link card file to write; the card is named after its stem");
+  cmd->add_option("--port-kind", o->port_kind, "the card's port_kind: thunderbolt, qsfp or ethernet");
+  cmd->add_option("--pings", o->probe.pings, "round trips per pair")->check(CLI::PositiveNumber);
+  cmd->add_option("--bytes", o->probe.bulk_bytes, "bytes per timed transfer")->check(CLI::PositiveNumber);
+  cmd->add_option("--repeats", o->probe.bulk_repeats, "timed transfers per direction")->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout", o->timeout_s, "seconds before every rank is killed");
+  cmd->add_flag("--dry-run", o->dry_run, "print the command of each rank and start nothing");
+  cmd->callback([o, &status] { status = probe(*o); });
+}
+
+}  // namespace cli

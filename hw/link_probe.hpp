@@ -1,0 +1,40 @@
+// Measures every pair of ranks over a runtime, one pair at a time so no two
+// measurements share a CPU or a link: round-trip latency by ping-pong of small
+// messages, bandwidth by timed large transfers each way. The result becomes a
+// link card (catalog format) the simulator loads.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/runtime.hpp"
+
+namespace hw {
+
+struct ProbeOptions {
+  int pings = 50;                       // round trips per pair (the median counts)
+  std::uint64_t bulk_bytes = 1 << 20;   // per timed transfer
+  int bulk_repeats = 3;                 // per direction, after one untimed warm-up
+  double timeout_s = 30;                // bounds every receive
+};
+
+struct PairFigures {
+  int a = 0, b = 0;             // a < b
+  double latency_s = 0;         // median round trip / 2
+  double bandwidth_ab = 0;      // bytes/s, median of the repeats
+  double bandwidth_ba = 0;
+};
+
+// Every rank calls it with the same options; rank 0 gets every pair's
+// figures (in pair order), the others an empty vector.
+std::vector<PairFigures> probe_links(engine::Runtime& rt, const ProbeOptions& o);
+
+// A link card named `name`: the median of the pairs' latencies and of their
+// bandwidths (both directions), per-pair figures in its notes.
+// REQUIRES: !pairs.empty().
+nlohmann::ordered_json link_card(const std::string& name, const std::vector<PairFigures>& pairs,
+                                 const std::string& port_kind);
+
+}  // namespace hw
