@@ -71,20 +71,7 @@ int launch(const LaunchOptions& o) {
     if (has_cores_to_spare(cluster, r, same_machine)) node.push_back("--busy-wait");
     commands.push_back(hw::rank_command(cluster, r, o.exec_prefix, node));
   }
-  if (o.dry_run) {
-    for (const auto& argv : commands) {
-      std::string line;
-      for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
-      fmt::print("{}\n", line);
-    }
-    return 0;
-  }
-  const hw::LaunchResult r = hw::launch_processes(commands, o.timeout_s);
-  for (int k = 0; k < cluster.world(); ++k)
-    if (r.status[k] != 0) fmt::print(stderr, "launch: rank {} ended with status {}\n", k, r.status[k]);
-  if (r.timed_out) fmt::print(stderr, "launch: timed out after {} s; every rank was killed\n", o.timeout_s);
-  if (r.interrupted) fmt::print(stderr, "launch: interrupted; every rank was killed\n");
-  return r.status[0];
+  return hw::run_ranks(commands, o.timeout_s, o.dry_run);
 }
 
 }  // namespace

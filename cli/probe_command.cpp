@@ -48,17 +48,7 @@ int probe(const ProbeCommandOptions& o) {
   if (o.rank >= 0) return probe_one_rank(o, cluster);
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < cluster.world(); ++r) commands.push_back(hw::rank_command(cluster, r, o.exec_prefix, rank_args(o, r)));
-  if (o.dry_run) {
-    for (const auto& argv : commands) {
-      std::string line;
-      for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
-      fmt::print("{}\n", line);
-    }
-    return 0;
-  }
-  const hw::LaunchResult r = hw::launch_processes(commands, o.timeout_s);
-  if (r.timed_out) fmt::print(stderr, "probe: timed out after {} s; every rank was killed\n", o.timeout_s);
-  return r.status[0];
+  return hw::run_ranks(commands, o.timeout_s, o.dry_run);
 }
 
 }  // namespace

@@ -152,4 +152,21 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
   return result;
 }
 
+int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool dry_run) {
+  if (dry_run) {
+    for (const auto& argv : argvs) {
+      std::string line;
+      for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
+      std::printf("%s\n", line.c_str());
+    }
+    return 0;
+  }
+  const LaunchResult r = launch_processes(argvs, timeout_s);
+  for (std::size_t k = 0; k < r.status.size(); ++k)
+    if (r.status[k] != 0) std::fprintf(stderr, "launch: rank %zu ended with status %d\n", k, r.status[k]);
+  if (r.timed_out) std::fprintf(stderr, "launch: timed out after %g s; every rank was killed\n", timeout_s);
+  if (r.interrupted) std::fprintf(stderr, "launch: interrupted; every rank was killed\n");
+  return r.status[0];
+}
+
 }  // namespace hw

@@ -19,6 +19,10 @@ struct LaunchResult {
 // REQUIRES: every argv non-empty (argv[0] found on PATH or a path).
 LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs, double timeout_s);
 
+// Prints each command (a dry run: returns 0), or launches them and says
+// which rank ended badly and why all were killed; returns rank 0's status.
+int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool dry_run);
+
 // What starts rank r: `exec_prefix` (its "{rank}" and "{host}" replaced,
 // split on spaces) before `command` when given; else `command` itself for a
 // local host, or `ssh HOST` with the command shell-quoted for a remote one.
