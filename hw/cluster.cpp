@@ -42,26 +42,6 @@ ClusterHost parse_host(const json& j, const std::string& file, const std::string
   return h;
 }
 
-std::vector<std::optional<std::string>> parse_rdma_row(const json& j, int rank, int world, const std::string& file,
-                                                       const std::string& path) {
-  if (!j.is_array() || static_cast<int>(j.size()) != world)
-    throw engine::InputError(file, path, "expected an array of " + std::to_string(world) + " device names (null for this rank)");
-  std::vector<std::optional<std::string>> row;
-  for (int k = 0; k < world; ++k) {
-    const json& d = j[k];
-    const std::string where = path + "/" + std::to_string(k);
-    if (k == rank) {
-      if (!d.is_null()) throw engine::InputError(file, where, "must be null: a rank has no device towards itself");
-      row.emplace_back();
-    } else if (d.is_string() && !d.get<std::string>().empty()) {
-      row.emplace_back(d.get<std::string>());
-    } else {
-      throw engine::InputError(file, where, "expected the RDMA device name towards rank " + std::to_string(k));
-    }
-  }
-  return row;
-}
-
 }  // namespace
 
 std::string ClusterSpec::address(int from, int to) const {
@@ -118,11 +98,13 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
     any_rdma = any_rdma || (*hosts)[r].contains("rdma");
   }
   if (any_rdma) {
+    json rows = json::array();
     for (int r = 0; r < world; ++r) {
-      const std::string path = hosts_path + "/" + std::to_string(r) + "/rdma";
-      if (!(*hosts)[r].contains("rdma")) throw engine::InputError(file, path, "missing: every host needs an rdma row when one has");
-      c.rdma_devices.push_back(parse_rdma_row((*hosts)[r]["rdma"], r, world, file, path));
+      if (!(*hosts)[r].contains("rdma"))
+        throw engine::InputError(file, hosts_path + "/" + std::to_string(r) + "/rdma", "missing: every host needs an rdma row when one has");
+      rows.push_back((*hosts)[r]["rdma"]);
     }
+    c.rdma_devices = DeviceMatrix::parse(rows, file, [&](int r) { return hosts_path + "/" + std::to_string(r) + "/rdma"; });
   }
   return c;
 }

@@ -4,9 +4,10 @@
 // around that array. load_cluster() refuses bad input with InputError.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
+
+#include "hw/device_matrix.hpp"
 
 namespace hw {
 
@@ -22,7 +23,7 @@ struct ClusterSpec {
   std::vector<ClusterHost> hosts;  // by rank
   // Row r: the RDMA device rank r uses towards each rank (nullopt on the diagonal).
   // Empty when the file has no "rdma" rows.
-  std::vector<std::vector<std::optional<std::string>>> rdma_devices;
+  DeviceMatrix rdma_devices;
 
   int world() const { return static_cast<int>(hosts.size()); }
   // The address rank `from` dials to reach rank `to`: the first of `to`'s

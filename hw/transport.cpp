@@ -1,10 +1,20 @@
 #include "hw/transport.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "engine/error.hpp"
+#ifdef MESHINFER_HAVE_VERBS
+#include "hw/verbs_api.hpp"
+#include "hw/verbs_runtime.hpp"
+#endif
 
 namespace hw {
 
-std::unique_ptr<TcpRuntime> make_tcp_runtime(const ClusterSpec& c, int rank, int port, const TransportOptions& o) {
+namespace {
+
+TcpOptions tcp_options(const ClusterSpec& c, int rank, int port, const TransportOptions& o) {
   TcpOptions t;
   t.coordinator_port = port;
   t.bootstrap_timeout_s = o.bootstrap_timeout_s;
@@ -13,7 +23,33 @@ std::unique_ptr<TcpRuntime> make_tcp_runtime(const ClusterSpec& c, int rank, int
   t.listen_host = "0.0.0.0";
   t.coordinator_host = rank == 0 ? "0.0.0.0" : c.address(rank, 0);
   for (int r = 0; r < c.world(); ++r) t.peer_hosts.push_back(r == rank ? std::string() : c.address(rank, r));
-  return std::make_unique<TcpRuntime>(rank, c.world(), t);
+  return t;
+}
+
+#ifdef MESHINFER_HAVE_VERBS
+// VerbsRuntime over this rank's row of the device matrix, its side channel at
+// c.port. A device missing here is refused before waiting on any peer.
+std::unique_ptr<engine::Runtime> make_rdma_runtime(const ClusterSpec& c, int rank, const TransportOptions& o) {
+  if (c.rdma_devices.world() != c.world())
+    throw engine::InputError(c.file, "", "the rdma transport needs every host's \"rdma\" row (its device towards each rank)");
+  const auto present = libibverbs().device_names();
+  for (int to = 0; to < c.world(); ++to) {
+    if (to == rank) continue;
+    const std::string& device = c.rdma_devices.device(rank, to);
+    if (std::find(present.begin(), present.end(), device) == present.end())
+      throw engine::InputError(c.file, "", fmt::format("rank {} -> rank {}: RDMA device \"{}\" not found on this host (devices here: {})",
+                                                       rank, to, device, present.empty() ? "none" : fmt::format("{}", fmt::join(present, ", "))));
+  }
+  VerbsOptions v;
+  v.devices = c.rdma_devices.row(rank);
+  return make_verbs_runtime(rank, c.world(), tcp_options(c, rank, c.port, o), v);
+}
+#endif
+
+}  // namespace
+
+std::unique_ptr<TcpRuntime> make_tcp_runtime(const ClusterSpec& c, int rank, int port, const TransportOptions& o) {
+  return std::make_unique<TcpRuntime>(rank, c.world(), tcp_options(c, rank, port, o));
 }
 
 std::unique_ptr<engine::Runtime> make_runtime(const ClusterSpec& c, int rank, const TransportOptions& o) {
@@ -21,6 +57,9 @@ std::unique_ptr<engine::Runtime> make_runtime(const ClusterSpec& c, int rank, co
     throw engine::InputError(c.file, "", "rank " + std::to_string(rank) + " is not in this cluster of " +
                                              std::to_string(c.world()) + " host(s)");
   if (c.transport == "tcp") return make_tcp_runtime(c, rank, c.port, o);
+#ifdef MESHINFER_HAVE_VERBS
+  if (c.transport == "rdma") return make_rdma_runtime(c, rank, o);
+#endif
   throw engine::InputError(c.file, "/transport", "the " + c.transport + " transport is not built in (use \"tcp\")");
 }
 

@@ -15,8 +15,9 @@ struct TransportOptions {
   bool busy_wait_compute = false;   // see TcpOptions
 };
 
-// The data runtime of `rank` over c.transport, bootstrapped through rank 0 at
-// c.port. Throws InputError when the transport is not built in.
+// The data runtime of `rank` over c.transport ("tcp", or "rdma" when verbs is
+// built: VerbsRuntime with a TCP side channel), bootstrapped through rank 0 at
+// c.port. Throws InputError when the transport is not built in or a device is missing.
 std::unique_ptr<engine::Runtime> make_runtime(const ClusterSpec& c, int rank, const TransportOptions& o);
 // A TcpRuntime of `rank` whose rank 0 listens on `port` (heartbeats use c.port + 1).
 std::unique_ptr<TcpRuntime> make_tcp_runtime(const ClusterSpec& c, int rank, int port, const TransportOptions& o);

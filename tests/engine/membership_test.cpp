@@ -11,10 +11,9 @@ using engine::Membership;
 
 constexpr double kBeat = 0.05, kTimeout = 0.25;
 
-// Node 0's view of four nodes at `now`: from 0.2 s on, `dead` is silent and
+// Node 0's view of four nodes, replayed up to `now`: from 0.2 s on, `dead` is silent and
 // the cable between cut_a and cut_b is dead (both gossip the other as unheard).
-Membership view(double now, int dead, int cut_a = -1, int cut_b = -1) {
-  Membership m(4, kBeat, kTimeout);
+void replay(Membership& m, double now, int dead, int cut_a = -1, int cut_b = -1) {
   for (double t = 0; t <= now + 1e-9; t += kBeat) {
     m.beat(t);
     for (int p = 1; p < 4; ++p) {
@@ -28,11 +27,11 @@ Membership view(double now, int dead, int cut_a = -1, int cut_b = -1) {
       m.heard(p, t, 0, ages);
     }
   }
-  return m;
 }
 
 TEST(Membership, ACrashedNodeIsDownWhileTheOthersAreHeard) {
-  const Membership m = view(0.6, 2);
+  Membership m(4, kBeat, kTimeout);
+  replay(m, 0.6, 2);
   EXPECT_TRUE(m.suspected(2, 0.6));
   EXPECT_TRUE(m.down(2, 0.6, 0));
   EXPECT_FALSE(m.down(1, 0.6, 0));
@@ -40,7 +39,8 @@ TEST(Membership, ACrashedNodeIsDownWhileTheOthersAreHeard) {
 
 TEST(Membership, ANodeBehindADeadCableIsNotDown) {
   // Node 1 lost node 3 (their cable died), but node 0 and node 2 still hear it.
-  const Membership m = view(0.6, -1, 1, 3);
+  Membership m(4, kBeat, kTimeout);
+  replay(m, 0.6, -1, 1, 3);
   EXPECT_FALSE(m.down(3, 0.6, 0));
   EXPECT_LT(m.staleness(3, 0.6), kTimeout / 2);
 }
@@ -68,7 +68,8 @@ TEST(Membership, WhenNobodyIsHeardTheFabricFailedNotANode) {
 }
 
 TEST(Membership, ARelayedPeerGetsAFreshTimeout) {
-  Membership m = view(0.6, -1);
+  Membership m(4, kBeat, kTimeout);
+  replay(m, 0.6, -1);
   m.heard(3, 0.2, 0);  // node 0's own cable to node 3 died at 0.2
   m.beat(0.6);
   ASSERT_TRUE(m.suspected(3, 0.6));

@@ -17,9 +17,9 @@ TEST(Cluster, ReadsTheMlxHostfileArray) {
   EXPECT_EQ(c.port, 5000);
   ASSERT_EQ(c.world(), 3);
   EXPECT_EQ(c.hosts[1].ssh, "mac2");
-  ASSERT_EQ(c.rdma_devices.size(), 3u);
-  EXPECT_FALSE(c.rdma_devices[2][2].has_value());
-  EXPECT_EQ(c.rdma_devices[2][1].value(), "rdma_en5");
+  ASSERT_EQ(c.rdma_devices.world(), 3);
+  EXPECT_FALSE(c.rdma_devices.row(2)[2].has_value());
+  EXPECT_EQ(c.rdma_devices.device(2, 1), "rdma_en5");
   // Each pair talks over the address of the cable it shares.
   EXPECT_EQ(c.address(1, 2), "10.0.23.3");
   EXPECT_EQ(c.address(2, 0), "10.0.13.1");
@@ -33,7 +33,7 @@ TEST(Cluster, ReadsTheObjectFormWithoutRdma) {
       "c.json");
   EXPECT_EQ(c.transport, "rdma");
   EXPECT_EQ(c.port, 6000);
-  EXPECT_TRUE(c.rdma_devices.empty());
+  EXPECT_EQ(c.rdma_devices.world(), 0);
   EXPECT_TRUE(c.is_local(1));
   EXPECT_EQ(c.address(0, 1), "127.0.0.1");
 }
