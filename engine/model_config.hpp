@@ -1,0 +1,51 @@
+// A model directory in the Hugging Face layout: config.json (the keys of the
+// "llama", "qwen3" and "qwen3_moe" model types) and model.safetensors.
+// REQUIRES of a directory: both files; the loader refuses anything else with
+// the file, the JSON path and the reason (InputError).
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+#include "engine/catalog.hpp"
+
+namespace engine {
+
+struct ModelConfig {
+  std::string model_type = "qwen3";   // "llama", "qwen3" or "qwen3_moe"
+  int hidden_size = 0;
+  int num_hidden_layers = 0;
+  int num_attention_heads = 0;
+  int num_key_value_heads = 0;
+  int head_dim = 0;
+  int intermediate_size = 0;          // dense layers
+  int moe_intermediate_size = 0;      // one expert (qwen3_moe)
+  int num_experts = 0;                // 0: dense
+  int num_experts_per_tok = 0;
+  bool norm_topk_prob = true;         // renormalise the top-k router weights (Qwen3-MoE)
+  int vocab_size = 0;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 1e6;
+  bool tie_word_embeddings = false;
+
+  bool qk_norm() const { return model_type != "llama"; }   // Qwen3 normalises q and k per head
+  bool moe() const { return num_experts > 0; }
+};
+
+inline constexpr const char* kConfigFile = "config.json";
+inline constexpr const char* kWeightsFile = "model.safetensors";
+
+// Reads DIR/config.json. Throws InputError.
+ModelConfig load_model_config(const std::string& dir);
+// The same checks on a config already parsed; `file` names it in errors.
+ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file);
+nlohmann::json to_json(const ModelConfig& c);
+void write_model_config(const std::string& dir, const ModelConfig& c);
+
+// The card the planner and cost model use; `name` names it in plans and
+// reports; its one quantization is the weights' dtype ("f32", "bf16", "f16").
+ModelCard model_card(const ModelConfig& c, const std::string& name, const std::string& dtype);
+// The card of a model directory (config.json and the dtype of its weights).
+ModelCard load_model_card(const std::string& dir);
+
+}  // namespace engine
