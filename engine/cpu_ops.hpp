@@ -1,0 +1,37 @@
+// The kernels of a Llama/Qwen3 decoder on float32, for CpuBackend: matrix
+// products go to BLAS (cblas_sgemm), the rest are plain loops.
+#pragma once
+
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace engine::cpu {
+
+// Pins BLAS to one thread: results do not depend on the thread count, and the
+// ranks sharing a machine do not fight over its cores.
+void use_one_blas_thread();
+
+// y[rows x out] (+)= x[rows x in] · Wᵀ, W the [out x in] weight of a Linear layer.
+void linear(std::span<const float> x, int rows, int in, std::span<const float> w, int out, std::span<float> y,
+            bool accumulate = false);
+
+// Each row of x[rows x dim] divided by its root mean square, times `weight`.
+void rms_norm(std::span<const float> x, int rows, int dim, std::span<const float> weight, double eps, std::span<float> out);
+
+// Rotates one head's vector (Hugging Face rotate_half layout: pairs (i, i + dim/2))
+// by the angles position · theta^(-2i/dim).
+void rope(std::span<float> head, int position, double theta);
+
+// One query head over `n` cached positions: softmax(q·kᵢ/√d) weighted sum of vᵢ.
+// keys and values are [n x d] rows spaced `stride` floats apart.
+void attend(std::span<const float> q, const float* keys, const float* values, int n, int stride, std::span<float> out);
+
+// Router: softmax over the experts' logits, the top `k` (ties to the lower
+// index), their weights renormalised to sum to one when `normalize`.
+std::vector<std::pair<int, float>> route(std::span<const float> logits, int k, bool normalize);
+
+// gate[i] = silu(gate[i]) · up[i]: SwiGLU's activation.
+void swiglu(std::span<float> gate, std::span<const float> up);
+
+}  // namespace engine::cpu
