@@ -65,8 +65,8 @@ void add_validate_command(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand("validate", "check a scenario and print its plan, without running it");
   cmd->add_option("scenario", *path, "scenario file")->required();
   cmd->callback([path, &status] {
-    const auto& catalog = engine::Catalog::builtin();
-    const auto s = engine::load_scenario(*path, catalog);
+    const auto s = engine::load_scenario(*path, engine::Catalog::builtin());
+    const engine::Catalog catalog = engine::catalog_for(s, engine::Catalog::builtin());
     const auto profile = engine::BackendProfile::load(catalog.dir(), s.profile);
     fmt::print("{}: valid\n{}", *path, sim::choose_plan(s, catalog, profile).plan.describe());
     status = 0;

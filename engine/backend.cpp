@@ -2,7 +2,7 @@
 
 namespace engine {
 
-double ModelledBackend::run(OpKind op, int layer, const StepShape& shape) {
+double ModelledBackend::run(OpKind op, int layer, const StepShape& shape, bool) {
   double t = 0;
   switch (op) {
     case OpKind::kAttention: t = cost_.attention_s(layer, shape); break;

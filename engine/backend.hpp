@@ -2,18 +2,40 @@
 // or spend its modelled time (ModelledBackend).
 #pragma once
 
+#include <span>
+#include <vector>
+
 #include "engine/cost_model.hpp"
 #include "engine/runtime.hpp"
+#include "engine/scheduler.hpp"
 
 namespace engine {
 
 enum class OpKind { kAttention, kFfn, kLmHead };
 
+// The best next token a shard's LM head found for one emitting slot.
+struct TokenChoice {
+  float logit = 0;
+  int id = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   // Runs `op` of `layer` for a step of `shape`; returns the seconds it took.
-  virtual double run(OpKind op, int layer, const StepShape& shape) = 0;
+  // `partial`: the executor sums the op's output over the ranks afterwards, so
+  // only rank 0's output carries the residual.
+  virtual double run(OpKind op, int layer, const StepShape& shape, bool partial) = 0;
+
+  // A backend that computes moves real data; the rest are for it only.
+  virtual bool computes() const { return false; }
+  // Starts a step: the hidden state of its tokens, embedded where this shard
+  // holds the token's embedding row (zero elsewhere).
+  virtual void begin_step(const StepPlan&) {}
+  // The step's hidden state, [tokens x hidden], row by row in slot order.
+  virtual std::span<float> hidden() { return {}; }
+  // After kLmHead: per emitting slot, the best token of this shard's vocabulary.
+  virtual std::vector<TokenChoice> best_tokens() const { return {}; }
 };
 
 // Charges the roofline time of each op on the runtime's clock: simulated time
@@ -23,7 +45,7 @@ class ModelledBackend : public Backend {
   // `lm_head_share`: the share of the vocabulary this node's LM head covers.
   ModelledBackend(Runtime& rt, CostModel cost, double lm_head_share)
       : rt_(rt), cost_(std::move(cost)), lm_head_share_(lm_head_share) {}
-  double run(OpKind op, int layer, const StepShape& shape) override;
+  double run(OpKind op, int layer, const StepShape& shape, bool partial) override;
   CostModel& cost() { return cost_; }
 
  private:

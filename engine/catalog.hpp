@@ -129,6 +129,7 @@ class Catalog {
   // What-if cards a user adds (for example from a scenario or a plan).
   void add(HardwareCard card) { hardware_[card.name] = std::move(card); }
   void add(LinkCard card) { links_[card.name] = std::move(card); }
+  void add(ModelCard card) { models_[card.name] = std::move(card); }
   // A hardware or link card file (told apart by its fields), checked like the
   // catalog's own; its name is the file's stem. Throws InputError.
   void add_card_file(const std::string& path);

@@ -1,8 +1,9 @@
 #include "engine/executor.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 
-#include "engine/backend.hpp"
 #include "engine/collectives.hpp"
 #include "engine/error.hpp"
 #include "engine/member_runtime.hpp"
@@ -32,9 +33,7 @@ class NodeLoop {
         shard_(plan.shards[rt.rank()]),
         result_(result),
         rt_(rt),
-        backend_(rt_, CostModel(model_, model_.quant(setup.scenario.quant), setup.catalog.hardware(shard_.hardware),
-                                setup.profile, shard_),
-                 lm_head_share()),
+        backend_(make_backend()),
         link_(link),
         timeout_s_(std::min(kStepProgressTimeoutS, setup.scenario.deadline_s)),
         idle_timeout_s_(setup.scenario.deadline_s) {}
@@ -65,6 +64,8 @@ class NodeLoop {
       const double wait_before = result_.traffic.wait_s;
       const std::vector<std::uint64_t> bytes_before = result_.traffic.bytes_to;
       const StepShape shape = step.shape();
+      backend_->begin_step(step);
+      sampled_.clear();
       if (plan_.is_pipeline())
         run_pipeline_step(shape);
       else
@@ -74,6 +75,7 @@ class NodeLoop {
                                         sent_since(bytes_before)});
       result_.steps.back().wait_s = result_.traffic.wait_s - wait_before;
       if (scheduler) {
+        if (backend_->computes()) scheduler->record_tokens(step, sampled_);
         scheduler->complete(step, start, rt_.now());
         report_progress(*scheduler);
       }
@@ -94,6 +96,14 @@ class NodeLoop {
     return before;
   }
 
+  std::unique_ptr<Backend> make_backend() {
+    auto modelled = std::make_unique<ModelledBackend>(
+        rt_, CostModel(model_, model_.quant(setup_.scenario.quant), setup_.catalog.hardware(shard_.hardware), setup_.profile, shard_),
+        lm_head_share());
+    if (!setup_.backend) return modelled;
+    return setup_.backend(rt_, plan_, std::move(modelled));
+  }
+
   double lm_head_share() const {
     if (plan_.strategy == "expert") return 1.0;  // replicated: every node computes it
     if (plan_.is_pipeline()) return shard_.node == static_cast<int>(plan_.shards.size()) - 1 ? 1.0 : 0.0;
@@ -105,11 +115,16 @@ class NodeLoop {
     for (int r = 1; r < rt_.world(); ++r) rt_.send(r, kStepTag, Payload::of(bytes));
   }
 
-  void compute(OpKind op, int layer, const StepShape& shape) { result_.compute_s += backend_.run(op, layer, shape); }
+  // `partial`: the op's output is summed over the ranks next.
+  void compute(OpKind op, int layer, const StepShape& shape, bool partial = false) {
+    result_.compute_s += backend_->run(op, layer, shape, partial);
+  }
 
   void all_reduce_activations(const StepShape& shape) {
     if (rt_.world() == 1) return;
-    auto buf = CollectiveBuffer::sized(static_cast<std::uint64_t>(shape.tokens) * model_.hidden, kActivationBytesPerElement);
+    auto buf = backend_->computes() ? CollectiveBuffer::real(backend_->hidden())
+                                    : CollectiveBuffer::sized(static_cast<std::uint64_t>(shape.tokens) * model_.hidden,
+                                                              kActivationBytesPerElement);
     const double latency = link_.latency_s + link_.per_message_overhead_s + setup_.profile.per_message_overhead_s;
     const auto algo = choose_all_reduce(rt_.world(), static_cast<double>(buf.bytes()), link_.bandwidth, latency,
                                         setup_.scenario.fabric.type == "full-mesh");
@@ -120,18 +135,51 @@ class NodeLoop {
   // the partial results are summed after attention and after the FFN.
   void run_tensor_step(const StepShape& shape) {
     const bool expert = plan_.strategy == "expert";
+    // Each rank embedded the tokens of its vocabulary shard; the sum is every token.
+    if (!expert && backend_->computes()) all_reduce_activations(shape);
     for (int layer = 0; layer < model_.layers; ++layer) {
-      compute(OpKind::kAttention, layer, shape);
+      compute(OpKind::kAttention, layer, shape, !expert);
       if (!expert) all_reduce_activations(shape);  // expert parallel replicates attention
-      compute(OpKind::kFfn, layer, shape);
-      if (!expert || model_.is_moe_layer(layer)) all_reduce_activations(shape);  // combine expert outputs
+      const bool split_ffn = !expert || model_.is_moe_layer(layer);
+      compute(OpKind::kFfn, layer, shape, split_ffn);
+      if (split_ffn) all_reduce_activations(shape);  // combine expert outputs
     }
-    compute(OpKind::kLmHead, 0, shape);
     if (rt_.world() > 1 && !expert) {
-      // Each node's best token over its vocabulary shard, gathered everywhere.
-      auto ids = CollectiveBuffer::sized(static_cast<std::uint64_t>(shape.logits) * rt_.world(), 2 * kTokenIdBytes);
-      all_gather({rt_, kCollectiveTag, timeout_s_}, ids);
+      compute(OpKind::kLmHead, 0, shape);
+      gather_best_tokens(shape);
+    } else {
+      predict(shape);
     }
+  }
+
+  // Each node's best token over its vocabulary shard, gathered everywhere: the
+  // highest logit wins, the lower rank (so the lower id) on a tie.
+  void gather_best_tokens(const StepShape& shape) {
+    const int n = rt_.world();
+    if (!backend_->computes()) {
+      auto ids = CollectiveBuffer::sized(static_cast<std::uint64_t>(shape.logits) * n, 2 * kTokenIdBytes);
+      all_gather({rt_, kCollectiveTag, timeout_s_}, ids);
+      return;
+    }
+    std::vector<float> pairs(2 * static_cast<std::size_t>(shape.logits) * n);   // (logit, id bits) per rank and slot
+    const auto mine = backend_->best_tokens();
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      pairs[2 * (rt_.rank() * mine.size() + i)] = mine[i].logit;
+      pairs[2 * (rt_.rank() * mine.size() + i) + 1] = std::bit_cast<float>(mine[i].id);
+    }
+    auto buf = CollectiveBuffer::real(pairs);
+    all_gather({rt_, kCollectiveTag, timeout_s_}, buf);
+    std::vector<TokenChoice> best(mine.size());
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      for (int r = 0; r < n; ++r) {
+        const std::size_t at = 2 * (r * mine.size() + i);
+        if (r == 0 || pairs[at] > best[i].logit) best[i] = {pairs[at], std::bit_cast<int>(pairs[at + 1])};
+      }
+    take_best_tokens(best);
+  }
+
+  void take_best_tokens(const std::vector<TokenChoice>& best) {
+    for (const TokenChoice& c : best) sampled_.push_back(c.id);
   }
 
   void run_layers(const StepShape& shape) {
@@ -142,7 +190,30 @@ class NodeLoop {
   }
 
   Payload activations(const StepShape& shape) const {
+    if (backend_->computes()) return Payload::of(std::as_bytes(backend_->hidden()));
     return Payload::sized(static_cast<std::uint64_t>(shape.tokens) * model_.hidden * kActivationBytesPerElement);
+  }
+
+  void take_activations(const Payload& p) {
+    if (!backend_->computes()) return;
+    const std::span<float> hidden = backend_->hidden();
+    if (p.bytes.size() != hidden.size_bytes()) throw std::runtime_error("activations of unexpected size");
+    std::memcpy(hidden.data(), p.bytes.data(), p.bytes.size());
+  }
+
+  // The last stage's sampled ids, for rank 0.
+  Payload token_ids(const StepShape& shape) const {
+    if (!backend_->computes()) return Payload::sized(static_cast<std::uint64_t>(shape.logits * kTokenIdBytes));
+    std::vector<std::int32_t> ids;
+    for (const TokenChoice& c : backend_->best_tokens()) ids.push_back(c.id);
+    return Payload::of(std::as_bytes(std::span<const std::int32_t>(ids)));
+  }
+
+  void take_token_ids(const Payload& p) {
+    if (!backend_->computes()) return;
+    std::vector<std::int32_t> ids(p.bytes.size() / sizeof(std::int32_t));
+    std::memcpy(ids.data(), p.bytes.data(), ids.size() * sizeof(std::int32_t));
+    sampled_.assign(ids.begin(), ids.end());
   }
 
   // Pipeline: stages run one after another, each sending its activations on.
@@ -150,36 +221,44 @@ class NodeLoop {
   // boundary goes through it, after a synchronous command round trip.
   void run_pipeline_step(const StepShape& shape) {
     const int n = rt_.world(), r = rt_.rank();
-    const Payload token_ids = Payload::sized(static_cast<std::uint64_t>(shape.logits * kTokenIdBytes));
     if (setup_.profile.stage_round_trip) {
       if (r == 0) {
         run_layers(shape);
-        if (n == 1) compute(OpKind::kLmHead, 0, shape);
+        if (n == 1) predict(shape);
         for (int s = 1; s < n; ++s) {
           rt_.send(s, kCommandTag, Payload::sized(64));
           rt_.recv(s, kCommandTag, timeout_s_);
           rt_.send(s, kActivationTag, activations(shape));
-          rt_.recv(s, kActivationTag, timeout_s_);
+          const Payload back = rt_.recv(s, kActivationTag, timeout_s_);
+          s < n - 1 ? take_activations(back) : take_token_ids(back);
         }
       } else {
         rt_.recv(0, kCommandTag, timeout_s_);
         rt_.send(0, kCommandTag, Payload::sized(64));
-        rt_.recv(0, kActivationTag, timeout_s_);
+        take_activations(rt_.recv(0, kActivationTag, timeout_s_));
         run_layers(shape);
         if (r == n - 1) compute(OpKind::kLmHead, 0, shape);
-        rt_.send(0, kActivationTag, r == n - 1 ? token_ids : activations(shape));
+        rt_.send(0, kActivationTag, r == n - 1 ? token_ids(shape) : activations(shape));
       }
       return;
     }
-    if (r > 0) rt_.recv(r - 1, kActivationTag, timeout_s_);
+    if (r > 0) take_activations(rt_.recv(r - 1, kActivationTag, timeout_s_));
     run_layers(shape);
     if (r < n - 1) {
       rt_.send(r + 1, kActivationTag, activations(shape));
+    } else if (n == 1) {
+      predict(shape);
     } else {
       compute(OpKind::kLmHead, 0, shape);
-      if (n > 1) rt_.send(0, kTokensTag, token_ids);
+      rt_.send(0, kTokensTag, token_ids(shape));
     }
-    if (r == 0 && n > 1) rt_.recv(n - 1, kTokensTag, timeout_s_);
+    if (r == 0 && n > 1) take_token_ids(rt_.recv(n - 1, kTokensTag, timeout_s_));
+  }
+
+  // The LM head on rank 0 itself: its best tokens are the step's.
+  void predict(const StepShape& shape) {
+    compute(OpKind::kLmHead, 0, shape);
+    take_best_tokens(backend_->best_tokens());
   }
 
   const EngineSetup& setup_;
@@ -188,11 +267,12 @@ class NodeLoop {
   const Shard& shard_;
   NodeResult& result_;
   Runtime& rt_;
-  ModelledBackend backend_;
+  std::unique_ptr<Backend> backend_;
   const LinkCard& link_;
   double timeout_s_;        // waits inside a step
   double idle_timeout_s_;   // waiting for the next step: arrivals may be far apart
   int reported_done_ = 0;
+  std::vector<int> sampled_;   // rank 0: the ids the step sampled, one per emitting slot
 };
 
 
@@ -439,8 +519,12 @@ class Node {
 }  // namespace
 
 void run_node(Runtime& rt, Membership& m, const EngineSetup& setup, RunResult& out) {
-  if (rt.rank() == 0)
+  if (rt.rank() == 0) {
     out.scheduler = std::make_shared<Scheduler>(setup.requests, setup.scenario.workload, setup.plan.kv_capacity_tokens);
+    if (setup.backend)
+      out.scheduler->use_token_ids(
+          make_prompt_ids(setup.requests, setup.catalog.model(setup.scenario.model).vocab, setup.scenario.seed));
+  }
   struct Leave {
     Membership& m;
     ~Leave() { m.leave(); }

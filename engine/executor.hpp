@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend.hpp"
 #include "engine/catalog.hpp"
 #include "engine/events.hpp"
 #include "engine/membership.hpp"
@@ -49,6 +50,11 @@ struct RunResult {
 // Called on rank 0 after each request ends: (requests done, total, simulated seconds).
 using ProgressFn = std::function<void(int, int, double)>;
 
+// Builds the backend of shard `rt.rank()` of `plan`; `modelled` is the one a
+// node uses without a factory (its roofline time, for a backend to charge).
+using BackendFactory =
+    std::function<std::unique_ptr<Backend>(Runtime& rt, const Plan& plan, std::unique_ptr<Backend> modelled)>;
+
 struct EngineSetup {
   const Scenario& scenario;
   const Catalog& catalog;
@@ -56,6 +62,7 @@ struct EngineSetup {
   const BackendProfile& profile;
   std::vector<Request> requests;
   ProgressFn progress;
+  BackendFactory backend;   // empty: modelled; a backend that computes also makes the run carry token ids
 };
 
 // Runs node `rt.rank()` to the end of the workload, through failures as the

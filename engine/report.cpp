@@ -243,6 +243,7 @@ ordered_json requests_json(const RunResult& r) {
          {"status", ok ? "completed" : "failed"},
          // No request is silently lost: one that neither finished nor failed says so.
          {"error", ok || !rec.error.empty() ? rec.error : "not finished when the run ended"}});
+    if (!rec.output_ids.empty()) requests.back()["output_ids"] = rec.output_ids;   // computed runs only
   }
   return requests;
 }

@@ -19,8 +19,9 @@
 //                   bytes_sent, messages_sent, error}]
 //   links         [{a, b, link, bytes_a_to_b, bytes_b_to_a, utilization}]
 //   requests      [{id, prompt_tokens, output_tokens, arrival_s, first_token_s,
-//                   finish_s, ttft_s, tokens, tries, status, error}]  (null: never happened;
-//                   tries: the client's sends of the id, >1 after a recovery cut it off)
+//                   finish_s, ttft_s, tokens, tries, status, error, output_ids}]  (null:
+//                   never happened; tries: the client's sends of the id, >1 after a
+//                   recovery cut it off; output_ids: the token ids, only when a model directory ran)
 //   timeline      {buckets, bucket_s,                 the run in equal time buckets
 //                  nodes: [{name, compute_s: [..], comm_s: [..], idle_s: [..]}],
 //                  links: [{a, b, link, bandwidth_bytes_per_s,

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "engine/error.hpp"
+#include "engine/model_config.hpp"
 
 namespace engine {
 namespace {
@@ -387,13 +388,32 @@ void read_fabric(Object& cluster, Scenario& s, const Catalog& catalog) {
   check_ports(plugs, s, catalog);
 }
 
+const ModelCard& model_of(const Scenario& s, const Catalog& catalog) {
+  return s.model_card ? *s.model_card : catalog.model(s.model);
+}
+
+// A model directory, relative to the scenario file: its config.json makes the card.
+void read_model_dir(const Value& v, Scenario& s) {
+  const std::filesystem::path dir = std::filesystem::path(s.file).parent_path() / v.as<std::string>();
+  if (!std::filesystem::is_directory(dir)) v.fail(fmt::format("'{}' is not a directory", dir.string()));
+  s.model_dir = std::filesystem::absolute(dir).lexically_normal().string();
+  s.model_card = load_model_card(s.model_dir);
+  s.model = s.model_card->name;
+}
+
 void read_model(Object& root, Scenario& s, const Catalog& catalog) {
   Object o(root.need("model"));
-  s.model = choice(o.need("name"), "model", catalog.model_names());
-  const ModelCard& card = catalog.model(s.model);
+  if (auto path = o.find("path")) {
+    if (o.find("name")) o.value().fail("give either 'name' (a catalog card) or 'path' (a model directory), not both");
+    read_model_dir(*path, s);
+  } else {
+    s.model = choice(o.need("name"), "model", catalog.model_names());
+  }
+  const ModelCard& card = model_of(s, catalog);
   std::vector<std::string> quants;
   for (const auto& q : card.quantizations) quants.push_back(q.name);
-  s.quant = choice(o.need("quant"), fmt::format("quantization of {}", s.model), quants);
+  const std::string quant_what = fmt::format("quantization of {}", s.model);
+  s.quant = s.model_card ? choice(o, "quant", quant_what, quants, quants.front()) : choice(o.need("quant"), quant_what, quants);
   o.finish();
 
   double usable = 0;
@@ -410,7 +430,7 @@ void read_model(Object& root, Scenario& s, const Catalog& catalog) {
 }
 
 void check_parallelism(const Value& v, const Scenario& s, const Catalog& catalog) {
-  const ModelCard& m = catalog.model(s.model);
+  const ModelCard& m = model_of(s, catalog);
   int n = int(s.nodes.size());
   if (s.parallelism == "tensor" && (m.heads % n != 0 || m.kv_heads % n != 0)) {
     std::vector<int> fits;
@@ -673,6 +693,12 @@ Scenario load_scenario(const std::string& path, const Catalog& catalog) {
   std::ostringstream text;
   text << in.rdbuf();
   return parse_scenario(text.str(), path, catalog);
+}
+
+Catalog catalog_for(const Scenario& s, const Catalog& catalog) {
+  Catalog out = catalog;
+  if (s.model_card) out.add(*s.model_card);
+  return out;
 }
 
 }  // namespace engine

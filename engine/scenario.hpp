@@ -98,6 +98,8 @@ struct Scenario {
   Fabric fabric;
   std::string model;
   std::string quant;
+  std::string model_dir;                // a model directory named by path (absolute); empty for a catalog card
+  std::optional<ModelCard> model_card;  // that directory's card (config.json)
   std::string parallelism = "auto";   // tensor, tensor-uneven, pipeline, expert, auto
   std::string profile = "meshinfer";  // software-stack profile in catalog/profiles
   Workload workload;
@@ -118,5 +120,9 @@ nlohmann::ordered_json fault_json(const FaultSpec& f);
 Scenario load_scenario(const std::string& path, const Catalog& catalog);
 // Same, from text already read (the fuzzer's entry point); `file` names it in errors.
 Scenario parse_scenario(const std::string& text, const std::string& file, const Catalog& catalog);
+
+// The catalog to run `s` against: `catalog`, plus the card of the model
+// directory the scenario names, if any.
+Catalog catalog_for(const Scenario& s, const Catalog& catalog);
 
 }  // namespace engine

@@ -21,21 +21,36 @@ StepShape StepPlan::shape() const {
   return s;
 }
 
+// Per slot: request, tokens, context_before, flags (1 prefill, 2 emits, 4 ids
+// follow), then `tokens` ids when flagged.
 std::vector<std::byte> StepPlan::serialize() const {
   std::vector<std::int32_t> words;
-  for (const Slot& s : slots) words.insert(words.end(), {s.request, s.tokens, s.context_before, s.prefill | (s.emits << 1)});
+  for (const Slot& s : slots) {
+    words.insert(words.end(), {s.request, s.tokens, s.context_before, s.prefill | (s.emits << 1) | (!s.ids.empty() << 2)});
+    words.insert(words.end(), s.ids.begin(), s.ids.end());
+  }
   std::vector<std::byte> out(words.size() * sizeof(std::int32_t));
   std::memcpy(out.data(), words.data(), out.size());
   return out;
 }
 
 StepPlan StepPlan::deserialize(const std::vector<std::byte>& bytes) {
-  if (bytes.size() % (4 * sizeof(std::int32_t)) != 0) throw std::runtime_error("malformed step message");
+  if (bytes.size() % sizeof(std::int32_t) != 0) throw std::runtime_error("malformed step message");
   std::vector<std::int32_t> words(bytes.size() / sizeof(std::int32_t));
   std::memcpy(words.data(), bytes.data(), bytes.size());
   StepPlan p;
-  for (std::size_t i = 0; i < words.size(); i += 4)
-    p.slots.push_back(Slot{words[i], words[i + 1], words[i + 2], (words[i + 3] & 1) != 0, (words[i + 3] & 2) != 0});
+  for (std::size_t i = 0; i < words.size();) {
+    if (words.size() - i < 4) throw std::runtime_error("malformed step message");
+    Slot slot{words[i], words[i + 1], words[i + 2], (words[i + 3] & 1) != 0, (words[i + 3] & 2) != 0, {}};
+    const bool has_ids = (words[i + 3] & 4) != 0;
+    i += 4;
+    if (has_ids) {
+      if (slot.tokens < 0 || words.size() - i < static_cast<std::size_t>(slot.tokens)) throw std::runtime_error("malformed step message");
+      slot.ids.assign(words.begin() + i, words.begin() + i + slot.tokens);
+      i += slot.tokens;
+    }
+    p.slots.push_back(std::move(slot));
+  }
   return p;
 }
 
@@ -78,14 +93,23 @@ std::optional<StepPlan> Scheduler::next(double now) {
   if (running_.empty()) return std::nullopt;
   StepPlan plan;
   for (int id : running_)
-    if (cached_[id] >= prefill_target_[id]) plan.slots.push_back(Slot{id, 1, cached_[id], false, true});
+    if (cached_[id] >= prefill_target_[id]) plan.slots.push_back(Slot{id, 1, cached_[id], false, true, {}});
   for (int id : running_) {
     if (cached_[id] < prefill_target_[id]) {
       const int chunk = std::min(workload_.prefill_chunk, prefill_target_[id] - cached_[id]);
       // A rebuilt cache's last chunk emits nothing: that token was produced before the failure.
       const bool emits = cached_[id] + chunk == prefill_target_[id] && records_[id].token_times.empty();
-      plan.slots.push_back(Slot{id, chunk, cached_[id], true, emits});
+      plan.slots.push_back(Slot{id, chunk, cached_[id], true, emits, {}});
       break;
+    }
+  }
+  if (!prompt_ids_.empty()) {
+    for (Slot& slot : plan.slots) {
+      // The sequence so far is the prompt, then the tokens produced.
+      const std::vector<int>& prompt = prompt_ids_[slot.request];
+      const std::vector<int>& produced = records_[slot.request].output_ids;
+      for (int pos = slot.context_before; pos < slot.context_before + slot.tokens; ++pos)
+        slot.ids.push_back(pos < static_cast<int>(prompt.size()) ? prompt[pos] : produced.at(pos - prompt.size()));
     }
   }
   return plan;
@@ -152,6 +176,23 @@ long Scheduler::requeue_in_flight(double kv_capacity_tokens, double now, const s
   running_.clear();
   kv_reserved_ = 0;
   return recomputed;
+}
+
+void Scheduler::use_token_ids(std::vector<std::vector<int>> prompts) {
+  for (const RequestRecord& rec : records_)
+    if (static_cast<int>(prompts.at(rec.request.id).size()) != rec.request.prompt_tokens)
+      throw std::invalid_argument(fmt::format("request {}: {} prompt ids for {} prompt tokens", rec.request.id,
+                                              prompts[rec.request.id].size(), rec.request.prompt_tokens));
+  prompt_ids_ = std::move(prompts);
+}
+
+void Scheduler::record_tokens(const StepPlan& step, std::span<const int> sampled) {
+  const auto emitting = std::count_if(step.slots.begin(), step.slots.end(), [](const Slot& s) { return s.emits; });
+  if (static_cast<std::size_t>(emitting) != sampled.size())
+    throw std::logic_error("record_tokens: one sampled id per emitting slot expected");
+  std::size_t next = 0;
+  for (const Slot& slot : step.slots)
+    if (slot.emits) records_[slot.request].output_ids.push_back(sampled[next++]);
 }
 
 bool Scheduler::finished() const {

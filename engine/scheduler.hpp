@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct Slot {
   int context_before = 0;  // tokens already cached for this request
   bool prefill = false;
   bool emits = false;      // produces a token this step (decode, or the prompt's last chunk)
+  std::vector<std::int32_t> ids;  // the tokens' ids when the run computes real tokens; else empty
 };
 
 struct StepPlan {
@@ -32,6 +34,7 @@ struct RequestRecord {
   Request request;
   double arrival_s = -1, first_token_s = -1, finish_s = -1;
   std::vector<double> token_times;
+  std::vector<int> output_ids;   // the tokens produced, when the run computes them
   std::string error;   // empty when the request completed
   int tries = 1;       // the client's sends of this request id
   double retry_s = -1; // when the client's latest retry arrives
@@ -62,6 +65,12 @@ class Scheduler {
   long requeue_in_flight(double kv_capacity_tokens, double now, const std::string& cause);
   bool finished() const;
 
+  // Real tokens (a backend that computes them): every step carries the ids
+  // it processes, from `prompts` (by request) and the tokens produced since.
+  void use_token_ids(std::vector<std::vector<int>> prompts);
+  // What `step` sampled: one id per emitting slot, in slot order. Call before complete().
+  void record_tokens(const StepPlan& step, std::span<const int> sampled);
+
   const std::vector<RequestRecord>& records() const { return records_; }
   const std::vector<StepRecord>& steps() const { return steps_; }
 
@@ -79,6 +88,7 @@ class Scheduler {
                                      // after a re-placement the tokens already produced
   std::vector<StepRecord> steps_;
   int next_closed_ = 0;        // next closed-loop request not yet released
+  std::vector<std::vector<int>> prompt_ids_;   // empty: token counts only
 };
 
 }  // namespace engine

@@ -1,0 +1,113 @@
+// The tiny model's greedy tokens do not depend on where it runs: one rank,
+// tensor, pipeline and expert parallel over real TcpRuntime processes, and the
+// simulator all produce the 1-rank reference's token ids.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+
+#include "engine/random_model.hpp"
+#include "sim/isolated.hpp"
+#include "sim/scenario_run.hpp"
+#include "support/cli_runner.hpp"
+#include "support/cpu_engine.hpp"
+#include "support/tcp_cluster.hpp"
+
+namespace {
+
+// 3 requests, 2 at a time: decode steps batch with prefill chunks (of 5, so a
+// prompt of 11 takes three), and later requests start mid-run.
+constexpr int kRequests = 3, kPrompt = 11, kOutput = 6, kConcurrency = 2, kChunk = 5;
+
+class CpuTokens : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = testsupport::fresh_dir("tiny-model");
+    engine::ModelConfig c;   // the tiny model: 4 layers, hidden 256, 8 heads, 4 KV heads, 8 experts top-2
+    c.model_type = "qwen3_moe";
+    c.num_hidden_layers = 4;
+    c.hidden_size = 256;
+    c.num_attention_heads = 8;
+    c.num_key_value_heads = 4;
+    c.head_dim = 32;
+    c.intermediate_size = c.moe_intermediate_size = 128;
+    c.num_experts = 8;
+    c.num_experts_per_tok = 2;
+    c.vocab_size = 384;
+    engine::write_random_model(dir_, c, 42);
+    reference_ = over_tcp(1, "tensor");
+  }
+
+  static engine::Scenario scenario(int nodes) {
+    return testsupport::cpu_scenario(dir_, nodes, kRequests, kPrompt, kOutput, kConcurrency, kChunk);
+  }
+
+  // Rank 0's token ids, with `n` TcpRuntime ranks in processes of their own.
+  static std::string over_tcp(int n, const std::string& strategy, const std::string& profile = "meshinfer") {
+    auto s = scenario(n);
+    s.profile = profile;
+    const auto results = testsupport::run_tcp_cluster(
+        n, [&](engine::Runtime& rt) { return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, strategy)); }, 120);
+    for (int r = 0; r < n; ++r)
+      if (!results[r].ok) return "rank " + std::to_string(r) + " failed: " + results[r].output;
+    return results[0].output;
+  }
+
+  // The same in the simulator (SimRuntime), as `meshinfer run` runs a scenario naming a model directory.
+  static std::string simulated(int n, const std::string& strategy) {
+    const auto r = sim::run_isolated([&] {
+      const auto s = scenario(n);
+      const auto catalog = engine::catalog_for(s, engine::Catalog::builtin());
+      const auto profile = engine::BackendProfile::load(catalog.dir(), s.profile);
+      const auto result = sim::simulate(s, catalog, engine::make_plan(s, catalog, strategy), profile,
+                                        engine::make_requests(s.workload, s.seed));
+      return testsupport::output_ids(result);
+    });
+    return r.ok ? r.output : "simulation failed: " + r.output;
+  }
+
+  static inline std::string dir_, reference_;
+};
+
+TEST_F(CpuTokens, ReferenceProducesEveryTokenAndTheyVary) {
+  std::istringstream requests(reference_);
+  int count = 0;
+  for (std::string ids; std::getline(requests, ids, ';'); ++count) {
+    std::istringstream in(ids);
+    std::vector<int> tokens;
+    for (int id; in >> id;) tokens.push_back(id);
+    EXPECT_EQ(tokens.size(), static_cast<std::size_t>(kOutput)) << reference_;
+    EXPECT_GT(std::set<int>(tokens.begin(), tokens.end()).size(), 2u) << "degenerate tokens: " << reference_;
+  }
+  EXPECT_EQ(count, kRequests) << reference_;
+}
+
+TEST_F(CpuTokens, TensorParallelOverTwoAndFourRanks) {
+  EXPECT_EQ(over_tcp(2, "tensor"), reference_);
+  EXPECT_EQ(over_tcp(4, "tensor"), reference_);
+}
+
+TEST_F(CpuTokens, UnevenTensorParallelOverThreeRanks) {
+  // 8 heads over 3: 3, 3 and 2 heads; KV heads shared across the split are replicated.
+  EXPECT_EQ(over_tcp(3, "tensor-uneven"), reference_);
+}
+
+TEST_F(CpuTokens, PipelineOverTwoAndFourRanks) {
+  EXPECT_EQ(over_tcp(2, "pipeline"), reference_);
+  EXPECT_EQ(over_tcp(4, "pipeline"), reference_);
+  // llama.cpp's RPC style: every stage boundary goes through rank 0.
+  EXPECT_EQ(over_tcp(3, "pipeline", "llamacpp-rpc-tcp"), reference_);
+}
+
+TEST_F(CpuTokens, ExpertParallelOverTwoAndFourRanks) {
+  EXPECT_EQ(over_tcp(2, "expert"), reference_);
+  EXPECT_EQ(over_tcp(4, "expert"), reference_);
+}
+
+TEST_F(CpuTokens, SimulatorComputesTheSameTokens) {
+  EXPECT_EQ(simulated(1, "tensor"), reference_);
+  EXPECT_EQ(simulated(4, "tensor"), reference_);
+  EXPECT_EQ(simulated(2, "pipeline"), reference_);
+}
+
+}  // namespace
