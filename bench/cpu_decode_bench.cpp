@@ -1,5 +1,4 @@
-// CpuBackend decode speed of the tiny model (make-model's defaults: 4 layers,
-// hidden 256, 8 heads / 4 KV heads, 8 experts top-2, vocab 512) on 1 rank
+// CpuBackend decode speed of the tiny model (make-model's defaults) on 1 rank
 // against 2 and 4 TcpRuntime ranks (processes on loopback, sharing this
 // machine's cores), side by side with the ratio to 1 rank.
 // Usage: cpu_decode_bench [output tokens per request, default 64]
@@ -41,19 +40,8 @@ Figures run(const std::string& dir, int ranks, const std::string& strategy, int 
 
 int main(int argc, char** argv) {
   const int output = argc > 1 ? std::atoi(argv[1]) : 64;
-  engine::ModelConfig c;
-  c.num_hidden_layers = 4;
-  c.hidden_size = 256;
-  c.num_attention_heads = 8;
-  c.num_key_value_heads = 4;
-  c.head_dim = 32;
-  c.num_experts = 8;
-  c.num_experts_per_tok = 2;
-  c.intermediate_size = c.moe_intermediate_size = 256;
-  c.model_type = "qwen3_moe";
-  c.vocab_size = 512;
   const std::string dir = testsupport::fresh_dir("cpu-decode-bench");
-  engine::write_random_model(dir, c, 1);
+  engine::write_random_model(dir, engine::tiny_model_config(), 1);
 
   fmt::print("CpuBackend decode, tiny qwen3_moe model, {} output tokens per request, TcpRuntime ranks on loopback\n\n", output);
   fmt::print("| batch | ranks | parallelism | decode tok/s | per-request tok/s | vs 1 rank |\n");

@@ -15,7 +15,7 @@ struct MakeModelOptions {
   std::string out;
   engine::ModelConfig config;
   std::string type;   // empty: qwen3_moe with experts, else qwen3
-  int head_dim = 0;   // 0: hidden / heads
+  int head_dim = 0;       // 0: hidden / heads
   int intermediate = 0;   // 0: 2 x hidden (dense), hidden (per expert)
   unsigned long long seed = 1;
 };
@@ -38,14 +38,7 @@ int make_model(MakeModelOptions o) {
 
 void add_make_model_command(CLI::App& app, int& status) {
   auto o = std::make_shared<MakeModelOptions>();
-  engine::ModelConfig& c = o->config;
-  c.num_hidden_layers = 4;
-  c.hidden_size = 256;
-  c.num_attention_heads = 8;
-  c.num_key_value_heads = 4;
-  c.num_experts = 8;
-  c.num_experts_per_tok = 2;
-  c.vocab_size = 512;
+  engine::ModelConfig& c = o->config = engine::tiny_model_config();
   auto* cmd = app.add_subcommand("make-model", "write a small random model (config.json + model.safetensors)");
   cmd->add_option("--out", o->out, "model directory to write")->required();
   cmd->add_option("--layers", c.num_hidden_layers, "decoder layers")->capture_default_str();

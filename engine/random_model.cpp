@@ -33,6 +33,21 @@ class Weights {
 
 }  // namespace
 
+ModelConfig tiny_model_config() {
+  ModelConfig c;
+  c.model_type = "qwen3_moe";
+  c.num_hidden_layers = 4;
+  c.hidden_size = 256;
+  c.num_attention_heads = 8;
+  c.num_key_value_heads = 4;
+  c.head_dim = 32;
+  c.intermediate_size = c.moe_intermediate_size = 256;
+  c.num_experts = 8;
+  c.num_experts_per_tok = 2;
+  c.vocab_size = 512;
+  return c;
+}
+
 void write_random_model(const std::string& dir, const ModelConfig& config, std::uint64_t seed) {
   const ModelConfig c = parse_model_config(to_json(config), "make-model options");
   std::error_code ec;

@@ -10,6 +10,11 @@
 
 namespace engine {
 
+// make-model's defaults, the tiny model of the real-hardware issue: qwen3_moe,
+// 4 layers, hidden 256, 8 heads / 4 KV heads of 32, 8 experts of width 256,
+// top-2, vocabulary 512.
+ModelConfig tiny_model_config();
+
 // Creates `dir` if needed. Throws InputError when the config is refused (the
 // checks of load_model_config) or the files cannot be written.
 void write_random_model(const std::string& dir, const ModelConfig& config, std::uint64_t seed);

@@ -18,16 +18,9 @@ using testsupport::fresh_dir;
 using testsupport::read_file;
 
 engine::ModelConfig tiny_moe() {
-  engine::ModelConfig c;
-  c.model_type = "qwen3_moe";
+  engine::ModelConfig c = engine::tiny_model_config();
   c.num_hidden_layers = 2;
-  c.hidden_size = 64;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 16;
-  c.intermediate_size = c.moe_intermediate_size = 32;
   c.num_experts = 4;
-  c.num_experts_per_tok = 2;
   c.vocab_size = 100;
   return c;
 }
@@ -46,11 +39,11 @@ TEST(ModelConfig, MadeModelHasHuggingFaceNamesAndLoadsAsACard) {
   const std::string dir = fresh_dir("model-card");
   engine::write_random_model(dir, tiny_moe(), 1);
   const engine::SafetensorsFile f(dir + "/model.safetensors");
-  EXPECT_EQ(f.info("model.embed_tokens.weight").shape, (std::vector<std::int64_t>{100, 64}));
-  EXPECT_EQ(f.info("model.layers.1.self_attn.k_proj.weight").shape, (std::vector<std::int64_t>{32, 64}));
-  EXPECT_EQ(f.info("model.layers.1.self_attn.q_norm.weight").shape, (std::vector<std::int64_t>{16}));
-  EXPECT_EQ(f.info("model.layers.0.mlp.gate.weight").shape, (std::vector<std::int64_t>{4, 64}));
-  EXPECT_EQ(f.info("model.layers.0.mlp.experts.3.down_proj.weight").shape, (std::vector<std::int64_t>{64, 32}));
+  EXPECT_EQ(f.info("model.embed_tokens.weight").shape, (std::vector<std::int64_t>{100, 256}));
+  EXPECT_EQ(f.info("model.layers.1.self_attn.k_proj.weight").shape, (std::vector<std::int64_t>{4 * 32, 256}));
+  EXPECT_EQ(f.info("model.layers.1.self_attn.q_norm.weight").shape, (std::vector<std::int64_t>{32}));
+  EXPECT_EQ(f.info("model.layers.0.mlp.gate.weight").shape, (std::vector<std::int64_t>{4, 256}));
+  EXPECT_EQ(f.info("model.layers.0.mlp.experts.3.down_proj.weight").shape, (std::vector<std::int64_t>{256, 256}));
   EXPECT_TRUE(f.has("lm_head.weight"));
   const auto j = nlohmann::json::parse(read_file(dir + "/config.json"));
   EXPECT_EQ(j["model_type"], "qwen3_moe");
@@ -59,11 +52,11 @@ TEST(ModelConfig, MadeModelHasHuggingFaceNamesAndLoadsAsACard) {
   const engine::ModelCard card = engine::load_model_card(dir + "/");
   EXPECT_EQ(card.name, "model-card");
   EXPECT_EQ(card.layers, 2);
-  EXPECT_EQ(card.kv_heads, 2);
+  EXPECT_EQ(card.kv_heads, 4);
   ASSERT_TRUE(card.moe.has_value());
   EXPECT_EQ(card.moe->experts, 4);
   EXPECT_EQ(card.moe->active_experts, 2);
-  EXPECT_EQ(card.moe->expert_ffn, 32);
+  EXPECT_EQ(card.moe->expert_ffn, 256);
   EXPECT_EQ(card.quantizations.at(0).name, "f32");
   // The card counts every parameter of the file but the q/k norms and the final norm, 4 bytes each.
   const std::string bytes = read_file(dir + "/model.safetensors");

@@ -23,16 +23,8 @@ class CpuTokens : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = testsupport::fresh_dir("tiny-model");
-    engine::ModelConfig c;   // the tiny model: 4 layers, hidden 256, 8 heads, 4 KV heads, 8 experts top-2
-    c.model_type = "qwen3_moe";
-    c.num_hidden_layers = 4;
-    c.hidden_size = 256;
-    c.num_attention_heads = 8;
-    c.num_key_value_heads = 4;
-    c.head_dim = 32;
-    c.intermediate_size = c.moe_intermediate_size = 128;
-    c.num_experts = 8;
-    c.num_experts_per_tok = 2;
+    engine::ModelConfig c = engine::tiny_model_config();   // 4 layers, hidden 256, 8 heads, 4 KV heads, 8 experts top-2
+    c.moe_intermediate_size = 128;   // smaller experts and vocabulary: a faster test
     c.vocab_size = 384;
     engine::write_random_model(dir_, c, 42);
     reference_ = over_tcp(1, "tensor");
