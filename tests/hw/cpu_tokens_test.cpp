@@ -1,6 +1,7 @@
 // The tiny model's greedy tokens do not depend on where it runs: one rank,
 // tensor, pipeline and expert parallel over real TcpRuntime processes, and the
-// simulator all produce the 1-rank reference's token ids.
+// simulator (also through a node crash and re-placement) all produce the
+// 1-rank reference's token ids.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -100,6 +101,27 @@ TEST_F(CpuTokens, SimulatorComputesTheSameTokens) {
   EXPECT_EQ(simulated(1, "tensor"), reference_);
   EXPECT_EQ(simulated(4, "tensor"), reference_);
   EXPECT_EQ(simulated(2, "pipeline"), reference_);
+}
+
+TEST_F(CpuTokens, NodeCrashMidRunIsReplannedWithoutChangingATokenInTheSimulator) {
+  const auto r = sim::run_isolated([&] {
+    auto s = scenario(4);
+    s.faults.push_back({});
+    s.faults[0].at_s = 0.004;   // simulated: mid-decode
+    s.faults[0].kind = "node-crash";
+    s.faults[0].target = "n3";
+    s.faults[0].node = 3;
+    s.recovery = "replan";
+    const auto catalog = engine::catalog_for(s, engine::Catalog::builtin());
+    const auto profile = engine::BackendProfile::load(catalog.dir(), s.profile);
+    const auto result = sim::simulate(s, catalog, engine::make_plan(s, catalog, "tensor"), profile,
+                                      engine::make_requests(s.workload, s.seed));
+    // The survivors re-prefill what was cached (prompts and tokens so far) on a new placement.
+    if (result.tokens_recomputed == 0) throw std::runtime_error("the crash came when nothing was in flight");
+    return testsupport::output_ids(result);
+  });
+  ASSERT_TRUE(r.ok) << r.output;
+  EXPECT_EQ(r.output, reference_);
 }
 
 }  // namespace
