@@ -34,8 +34,8 @@ void parse_seeds(const std::string& text, sim::ChaosQuery& q) {
 }
 
 int chaos(const ChaosOptions& o) {
-  const auto& catalog = engine::Catalog::builtin();
-  engine::Scenario s = engine::load_scenario(o.scenario, catalog);
+  engine::Scenario s = engine::load_scenario(o.scenario, engine::Catalog::builtin());
+  const engine::Catalog catalog = engine::catalog_for(s, engine::Catalog::builtin());
   // A campaign runs the scenario hundreds of times: it may be shortened.
   if (o.requests > 0) s.workload.requests = o.requests;
   if (o.output_tokens > 0) {
