@@ -100,6 +100,10 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file)
   c.rope_theta = r.number("rope_theta", c.model_type == "llama" ? 10000.0 : c.rope_theta);
   c.tie_word_embeddings = r.flag("tie_word_embeddings", false);
   if (r.find("rope_scaling")) r.fail("rope_scaling", "RoPE scaling is not supported; remove it or set it to null");
+  // What CpuBackend does not compute must not be ignored silently.
+  for (const char* key : {"attention_bias", "mlp_bias", "use_sliding_window"})
+    if (r.flag(key, false)) r.fail(key, "only false is supported");
+  if (const json* act = r.find("hidden_act"); act && *act != "silu") r.fail("hidden_act", "only \"silu\" (SwiGLU) is supported");
   if (c.model_type == "qwen3_moe") {
     c.num_experts = r.positive("num_experts");
     c.num_experts_per_tok = r.positive("num_experts_per_tok");
@@ -132,6 +136,8 @@ nlohmann::json to_json(const ModelConfig& c) {
             {"rms_norm_eps", c.rms_norm_eps},
             {"rope_theta", c.rope_theta},
             {"tie_word_embeddings", c.tie_word_embeddings},
+            {"hidden_act", "silu"},
+            {"attention_bias", false},
             {"torch_dtype", "float32"}};
   if (c.moe()) {
     j["num_experts"] = c.num_experts;

@@ -92,6 +92,8 @@ TEST(ModelConfig, BadConfigsNameTheKeyAndTheReason) {
   EXPECT_EQ(refusal_of(with("num_experts_per_tok", 5)).json_path(), "/num_experts_per_tok");
   EXPECT_EQ(refusal_of(with("hidden_size", -4)).json_path(), "/hidden_size");
   EXPECT_EQ(refusal_of(with("rope_scaling", {{"rope_type", "llama3"}})).json_path(), "/rope_scaling");
+  EXPECT_EQ(refusal_of(with("attention_bias", true)).json_path(), "/attention_bias");
+  EXPECT_EQ(refusal_of(with("hidden_act", "gelu")).json_path(), "/hidden_act");
   nlohmann::json missing = good;
   missing.erase("vocab_size");
   EXPECT_EQ(refusal_of(missing).reason(), "missing required key");
