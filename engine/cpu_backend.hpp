@@ -46,8 +46,6 @@ class CpuBackend : public Backend {
   std::span<float> hidden() override { return hidden_; }
   std::vector<TokenChoice> best_tokens() const override { return best_; }
 
-  const ShardSlices& slices() const { return slices_; }
-
  private:
   struct Expert;
   struct Layer;
