@@ -255,4 +255,10 @@ void CpuBackend::lm_head() {
   }
 }
 
+BackendFactory cpu_backends(const std::string& dir, bool modelled_time) {
+  return [dir, modelled_time](Runtime& rt, const Plan& plan, std::unique_ptr<Backend> modelled) {
+    return std::make_unique<CpuBackend>(dir, plan, rt.rank(), modelled_time ? std::move(modelled) : nullptr);
+  };
+}
+
 }  // namespace engine

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "engine/executor.hpp"
 #include "engine/model_config.hpp"
 #include "engine/planner.hpp"
 
@@ -68,5 +69,10 @@ class CpuBackend : public Backend {
   std::vector<float> hidden_;
   std::vector<TokenChoice> best_;
 };
+
+// The backends of a run on the model directory `dir`: CpuBackend on every
+// shard, charging the modelled time when `modelled_time` (simulation, so runs
+// stay deterministic), else the real elapsed time.
+BackendFactory cpu_backends(const std::string& dir, bool modelled_time);
 
 }  // namespace engine

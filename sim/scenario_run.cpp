@@ -22,12 +22,7 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
   engine::RunResult result;
   result.nodes.resize(s.nodes.size());
   engine::EngineSetup setup{s, catalog, plan, profile, std::move(requests), progress, {}};
-  if (!s.model_dir.empty()) {
-    // A model directory is computed for real; each op still costs its modelled time, so runs stay deterministic.
-    setup.backend = [&s](engine::Runtime& rt, const engine::Plan& p, std::unique_ptr<engine::Backend> modelled) {
-      return std::make_unique<engine::CpuBackend>(s.model_dir, p, rt.rank(), std::move(modelled));
-    };
-  }
+  if (!s.model_dir.empty()) setup.backend = engine::cpu_backends(s.model_dir, true);
   std::deque<engine::Membership> members;   // a deque: a Membership holds a lock, so it does not move
   for (std::size_t r = 0; r < s.nodes.size(); ++r)
     members.emplace_back(static_cast<int>(s.nodes.size()), s.heartbeat_s, s.heartbeat_timeout_s);

@@ -13,19 +13,27 @@ using testsupport::fresh_dir;
 using testsupport::read_file;
 using testsupport::run_cli;
 
-// A 2-node tensor-parallel scenario beside `model` (named relative to it).
-std::string scenario_naming(const std::string& dir, const nlohmann::json& model) {
+// A scenario beside `model` (named relative to it): `nodes` M3 Ultras in `parallelism`.
+std::string scenario_naming(const std::string& dir, const nlohmann::json& model, int nodes = 2,
+                            const std::string& parallelism = "tensor", const std::string& name = "scenario") {
+  nlohmann::json cluster_nodes = nlohmann::json::array();
+  for (int n = 0; n < nodes; ++n) cluster_nodes.push_back({{"name", "n" + std::to_string(n)}, {"hardware", "m3-ultra-512gb"}});
   const nlohmann::json j = {
       {"name", "tiny-cpu"},
-      {"cluster",
-       {{"nodes", {{{"name", "a"}, {"hardware", "m3-ultra-512gb"}}, {{"name", "b"}, {"hardware", "m3-ultra-512gb"}}}},
-        {"fabric", {{"type", "full-mesh"}, {"link", "tb5-rdma"}}}}},
+      {"cluster", {{"nodes", cluster_nodes}, {"fabric", {{"type", "full-mesh"}, {"link", "tb5-tcp"}}}}},
       {"model", model},
-      {"parallelism", "tensor"},
+      {"parallelism", parallelism},
       {"workload", {{"requests", 2}, {"prompt_tokens", 9}, {"output_tokens", 5}, {"prefill_chunk", 4}}}};
-  const std::string path = dir + "/scenario.json";
+  const std::string path = dir + "/" + name + ".json";
   std::ofstream(path) << j.dump(2);
   return path;
+}
+
+std::vector<nlohmann::json> output_ids(const std::string& report_dir) {
+  const auto report = nlohmann::json::parse(read_file(report_dir + "/report.json"));
+  std::vector<nlohmann::json> ids;
+  for (const auto& r : report["requests"]) ids.push_back(r["output_ids"]);
+  return ids;
 }
 
 TEST(MakeModel, WritesAModelAScenarioRunsWithRealTokens) {
@@ -69,6 +77,26 @@ TEST(MakeModel, ScenarioNamingADirectoryWithoutWeightsExitsTwo) {
   const auto r = run_cli("run " + scenario_naming(dir, {{"path", "m"}}));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("model.safetensors"), std::string::npos) << r.output;
+}
+
+// The tiny model as real processes over TCP (`launch`), in tensor and
+// pipeline parallel, gives the greedy tokens of one simulated node.
+TEST(MakeModel, RealProcessesGiveTheTokensOfOneNode) {
+  const std::string dir = fresh_dir("make-model-launch");
+  ASSERT_EQ(run_cli("make-model --out " + dir + "/tiny").exit_code, 0);
+  const std::string one = scenario_naming(dir, {{"path", "tiny"}}, 1, "tensor", "one");
+  ASSERT_EQ(run_cli("run --quiet " + one + " --out " + dir + "/one").exit_code, 0);
+  const auto reference = output_ids(dir + "/one");
+  ASSERT_EQ(reference.size(), 2u);
+  ASSERT_EQ(reference[0].size(), 5u);
+  for (const auto& [nodes, parallelism] : {std::pair{4, "tensor"}, std::pair{2, "pipeline"}}) {
+    const std::string name = parallelism + std::to_string(nodes);
+    const std::string scenario = scenario_naming(dir, {{"path", "tiny"}}, nodes, parallelism, name);
+    const auto r = run_cli("launch --local " + std::to_string(nodes) + " " + scenario + " --out " + dir + "/" + name +
+                           " --timeout 60");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(output_ids(dir + "/" + name), reference) << name;
+  }
 }
 
 }  // namespace

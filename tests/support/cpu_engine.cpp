@@ -36,9 +36,7 @@ engine::RunResult run_cpu_engine(engine::Runtime& rt, const engine::Scenario& s,
   const engine::Plan plan = engine::make_plan(s, catalog, strategy);
   const auto profile = engine::BackendProfile::load(catalog.dir(), s.profile);
   engine::EngineSetup setup{s, catalog, plan, profile, engine::make_requests(s.workload, s.seed), {}, {}};
-  setup.backend = [&s](engine::Runtime& node, const engine::Plan& p, std::unique_ptr<engine::Backend>) {
-    return std::make_unique<engine::CpuBackend>(s.model_dir, p, node.rank(), nullptr);   // real elapsed time
-  };
+  setup.backend = engine::cpu_backends(s.model_dir, false);
   engine::Membership membership(rt.world(), s.heartbeat_s, 1e9);
   engine::RunResult result;
   result.nodes.resize(rt.world());
