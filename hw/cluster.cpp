@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/error.hpp"
+#include "hw/verbs_frames.hpp"
 
 namespace hw {
 
@@ -70,8 +71,8 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
   std::string hosts_path;
   if (doc.is_object()) {
     for (const auto& [key, value] : doc.items())
-      if (key != "transport" && key != "port" && key != "hosts")
-        throw engine::InputError(file, "/" + key, "unknown key (expected transport, port, hosts)");
+      if (key != "transport" && key != "port" && key != "hosts" && key != "rdma_frame_bytes" && key != "rdma_qp")
+        throw engine::InputError(file, "/" + key, "unknown key (expected transport, port, hosts, rdma_frame_bytes, rdma_qp)");
     if (doc.contains("transport")) {
       const json& t = doc["transport"];
       if (!t.is_string() || (t != "tcp" && t != "rdma"))
@@ -83,6 +84,22 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
       if (!p.is_number_integer() || p.get<long>() < 1 || p.get<long>() > 65534)
         throw engine::InputError(file, "/port", "expected a TCP port in 1..65534 (heartbeats use port + 1), got " + p.dump());
       c.port = p.get<int>();
+    }
+    if (doc.contains("rdma_frame_bytes")) {
+      const json& f = doc["rdma_frame_bytes"];
+      try {
+        if (!f.is_number_unsigned()) throw std::invalid_argument("expected a byte count, got " + f.dump());
+        check_frame_stride(f.get<std::size_t>());
+      } catch (const std::invalid_argument& e) {
+        throw engine::InputError(file, "/rdma_frame_bytes", e.what());
+      }
+      c.rdma_frame_bytes = f.get<std::size_t>();
+    }
+    if (doc.contains("rdma_qp")) {
+      const json& q = doc["rdma_qp"];
+      if (!q.is_string() || (q != "uc" && q != "rc"))
+        throw engine::InputError(file, "/rdma_qp", "expected \"uc\" (macOS) or \"rc\", got " + q.dump());
+      c.rdma_qp = q.get<std::string>();
     }
     if (!doc.contains("hosts")) throw engine::InputError(file, "/hosts", "missing: the array of hosts, one per rank");
     hosts = &doc["hosts"];

@@ -42,6 +42,8 @@ std::unique_ptr<engine::Runtime> make_rdma_runtime(const ClusterSpec& c, int ran
   }
   VerbsOptions v;
   v.devices = c.rdma_devices.row(rank);
+  v.frame_bytes = c.rdma_frame_bytes;
+  v.qp_type = c.rdma_qp == "rc" ? QpType::kRC : QpType::kUC;
   return make_verbs_runtime(rank, c.world(), tcp_options(c, rank, c.port, o), v);
 }
 #endif

@@ -34,6 +34,8 @@ TEST(Cluster, ReadsTheObjectFormWithoutRdma) {
   EXPECT_EQ(c.transport, "rdma");
   EXPECT_EQ(c.port, 6000);
   EXPECT_EQ(c.rdma_devices.world(), 0);
+  EXPECT_EQ(c.rdma_frame_bytes, 4096u);
+  EXPECT_EQ(c.rdma_qp, "uc");
   EXPECT_TRUE(c.is_local(1));
   EXPECT_EQ(c.address(0, 1), "127.0.0.1");
 }
@@ -49,6 +51,16 @@ void expect_refused(const std::string& text, const std::string& path, const std:
   }
 }
 
+TEST(Cluster, ChoosesTheVerbsFrameStrideAndQueuePairType) {
+  const auto c = hw::parse_cluster(
+      R"({"transport": "rdma", "rdma_frame_bytes": 524288, "rdma_qp": "rc",
+          "hosts": [{"ssh": "a", "ips": ["10.0.0.1"], "rdma": [null, "rxe0"]},
+                    {"ssh": "b", "ips": ["10.0.0.2"], "rdma": ["rxe0", null]}]})",
+      "c.json");
+  EXPECT_EQ(c.rdma_frame_bytes, 524288u);
+  EXPECT_EQ(c.rdma_qp, "rc");
+}
+
 TEST(Cluster, RefusesBadInputNamingThePathAndReason) {
   expect_refused("[{\"ssh\": \"a\", \"ips\": [\"10.0.0.300\"]}]", "/0/ips/0", "not an IPv4 address");
   expect_refused("[{\"ssh\": \"a\"}]", "/0/ips", "non-empty array");
@@ -60,6 +72,9 @@ TEST(Cluster, RefusesBadInputNamingThePathAndReason) {
   expect_refused(R"([{"ssh": "a", "ips": ["10.0.0.1"], "rdma": [null, "x"]},
                      {"ssh": "b", "ips": ["10.0.0.2"]}])",
                  "/1/rdma", "every host needs an rdma row");
+  expect_refused(R"({"rdma_frame_bytes": 5000, "hosts": [{"ssh": "a", "ips": ["10.0.0.1"]}]})", "/rdma_frame_bytes",
+                 "multiple of 4 KiB");
+  expect_refused(R"({"rdma_qp": "ud", "hosts": [{"ssh": "a", "ips": ["10.0.0.1"]}]})", "/rdma_qp", "\"uc\"");
   expect_refused("[]", "", "non-empty array of hosts");
   expect_refused("{\"hosts\": [1,]}", "", "invalid JSON");
 }
