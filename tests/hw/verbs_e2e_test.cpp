@@ -1,4 +1,4 @@
-// The engine's collectives over VerbsRuntime on a real RDMA device (a NIC, a
+// The engine's collectives and the tiny model over VerbsRuntime on a real RDMA device (a NIC, a
 // Thunderbolt port, or Soft-RoCE: `rdma link add rxe0 type rxe netdev IFACE`),
 // ranks as processes on this machine all using one device, compared bit for
 // bit with the same collectives over TCP. Skipped, with the reason, where
@@ -10,8 +10,11 @@
 #include <cstdlib>
 #include <tuple>
 
+#include "engine/random_model.hpp"
 #include "hw/verbs_runtime.hpp"
+#include "support/cli_runner.hpp"
 #include "support/collective_suite.hpp"
+#include "support/cpu_engine.hpp"
 #include "support/tcp_cluster.hpp"
 
 namespace {
@@ -70,7 +73,31 @@ INSTANTIATE_TEST_SUITE_P(Worlds, VerbsEndToEnd,
                                          Case{2, hw::QpType::kUC, 512 * 1024}),
                          case_name);
 
-// The tiny model's token equality over verbs and TCP goes here, as
-// TEST_P(VerbsEndToEnd, TinyModelTokensMatchTcp), once CpuBackend lands.
+// The tiny model in tensor parallel: the same greedy token ids over
+// verbs as over TCP (itself checked against one rank in cpu_tokens_test).
+TEST_P(VerbsEndToEnd, TinyModelTokensMatchTcp) {
+  const std::string device = rdma_device();
+  if (device.empty()) GTEST_SKIP() << kNoDevice;
+  const auto [n, qp_type, stride] = GetParam();
+  const std::string dir = testsupport::fresh_dir("verbs-tiny-model");
+  engine::write_random_model(dir, engine::tiny_model_config(), 42);
+  const engine::Scenario s = testsupport::cpu_scenario(dir, n, 3, 11, 6, 2, 5);
+  const auto over_verbs = testsupport::run_tcp_cluster(n, [&](engine::Runtime& side) {
+    hw::VerbsOptions o;
+    o.devices.assign(n, device);
+    o.devices[side.rank()].reset();
+    o.qp_type = qp_type;
+    o.frame_bytes = stride;
+    hw::VerbsRuntime rt(side.rank(), n, o, side);
+    return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, "tensor"));
+  }, 120);
+  const auto over_tcp = testsupport::run_tcp_cluster(n, [&](engine::Runtime& rt) {
+    return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, "tensor"));
+  }, 120);
+  ASSERT_TRUE(over_verbs[0].ok) << over_verbs[0].output;
+  ASSERT_TRUE(over_tcp[0].ok) << over_tcp[0].output;
+  EXPECT_FALSE(over_tcp[0].output.empty());
+  EXPECT_EQ(over_verbs[0].output, over_tcp[0].output);
+}
 
 }  // namespace
