@@ -51,6 +51,8 @@ void FaultInjector::start() {
   }
 }
 
+void FaultInjector::update_speed(int node) { sim_.speed()[node] = hangs_[node] > 0 ? 0.0 : throttle_[node]; }
+
 void FaultInjector::note(const std::string& kind, const std::string& target, const std::string& detail) {
   log_.push_back({sg4::Engine::get_clock(), kind, target, detail});
 }
@@ -98,17 +100,21 @@ void FaultInjector::apply(const engine::FaultSpec& f) {
   } else if (f.kind == "node-restart") {
     restart(f.node, "restarted");
   } else if (f.kind == "node-hang") {
-    const double speed = std::exchange(sim_.speed()[f.node], 0.0);
+    ++hangs_[f.node];
+    update_speed(f.node);
     note(f.kind, target, "alive but silent");
     if (wait_out(f)) {
-      sim_.speed()[f.node] = speed;
-      note("node-resumed", target, "answers again");
+      --hangs_[f.node];
+      update_speed(f.node);
+      if (hangs_[f.node] == 0) note("node-resumed", target, "answers again");
     }
   } else if (f.kind == "node-slow") {
-    sim_.speed()[f.node] = f.factor;
+    throttle_[f.node] = f.factor;
+    update_speed(f.node);
     note(f.kind, target, fmt::format("compute at x{} speed (thermal throttling)", f.factor));
     if (wait_out(f)) {
-      sim_.speed()[f.node] = 1;
+      throttle_[f.node] = 1;
+      update_speed(f.node);
       note("node-speed-restored", target, "full speed");
     }
   } else if (f.kind == "rdma-stack-failure") {

@@ -19,7 +19,7 @@ class FaultInjector {
  public:
   FaultInjector(const engine::Scenario& s, const engine::Catalog& catalog, Simulation& simulation,
                 std::vector<engine::RunEvent>& log)
-      : s_(s), catalog_(catalog), sim_(simulation), log_(log) {}
+      : s_(s), catalog_(catalog), sim_(simulation), log_(log), hangs_(s.nodes.size(), 0), throttle_(s.nodes.size(), 1.0) {}
   // One actor per fault, so overlapping faults keep their own timelines.
   void start();
 
@@ -27,11 +27,16 @@ class FaultInjector {
   void apply(const engine::FaultSpec& f);
   void restart(int node, const std::string& cause);
   void note(const std::string& kind, const std::string& target, const std::string& detail);
+  // A node computes at its throttle, and not at all while any hang on it lasts
+  // (hangs may overlap: the node answers again when the last one ends).
+  void update_speed(int node);
 
   const engine::Scenario& s_;
   const engine::Catalog& catalog_;
   Simulation& sim_;
   std::vector<engine::RunEvent>& log_;
+  std::vector<int> hangs_;         // per node: hangs in progress
+  std::vector<double> throttle_;   // per node: the speed factor a node-slow left
 };
 
 // The SimGrid link that carries the cable between nodes a and b.

@@ -347,3 +347,26 @@ TEST(Faults, HungNodeIsReplacedAndLeavesQuietlyWhenItAnswersAgain) {
 }
 
 }  // namespace
+
+namespace {
+
+// Chaos seeds 1942, 3158, 7073 and eight more: a second hang began before the
+// first ended, and the node never answered again, so the run hit its deadline.
+TEST(Faults, OverlappingHangsEndWhenTheLastOneDoes) {
+  engine::Scenario s = load("node-hang-replan.json");
+  s.faults.push_back(s.faults[0]);
+  s.faults[0].duration_s = 2;      // 1.0 .. 3.0
+  s.faults[1].at_s = 2;            // 2.0 .. 4.0: outlasts the first
+  s.faults[1].duration_s = 2;
+  const json report = simulate(s);
+  expect_all(report, "completed");
+  int resumed = 0;
+  for (const auto& e : report["events"])
+    if (e["kind"] == "node-resumed") {
+      ++resumed;
+      EXPECT_DOUBLE_EQ(e["t_s"].get<double>(), 4.0);
+    }
+  EXPECT_EQ(resumed, 1);
+}
+
+}  // namespace
