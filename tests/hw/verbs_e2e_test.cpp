@@ -37,21 +37,30 @@ using Case = std::tuple<int, hw::QpType, std::size_t>;  // ranks, queue pair typ
 
 class VerbsEndToEnd : public testing::TestWithParam<Case> {};
 
-TEST_P(VerbsEndToEnd, CollectivesMatchTcpBitForBit) {
-  const std::string device = rdma_device();
-  if (device.empty()) GTEST_SKIP() << kNoDevice;
-  const auto [n, qp_type, stride] = GetParam();
-  const std::uint64_t elements = (1u << 18) + 3;  // 1 MiB and a ragged tail
-
-  const auto over_verbs = testsupport::run_tcp_cluster(n, [&](engine::Runtime& side) {
+// `work` on every rank of a VerbsRuntime world on `device`, shaped by `c`,
+// each rank a process with a TCP side channel.
+template <typename Work>
+auto run_over_verbs(const std::string& device, const Case& c, Work work) {
+  const int n = std::get<0>(c);
+  return testsupport::run_tcp_cluster(n, [&](engine::Runtime& side) {
     hw::VerbsOptions o;
     o.devices.assign(n, device);
     o.devices[side.rank()].reset();
-    o.qp_type = qp_type;
-    o.frame_bytes = stride;
+    o.qp_type = std::get<1>(c);
+    o.frame_bytes = std::get<2>(c);
     hw::VerbsRuntime rt(side.rank(), n, o, side);
-    return testsupport::run_collective_suite(rt, elements);
+    return work(rt);
   }, 120);
+}
+
+TEST_P(VerbsEndToEnd, CollectivesMatchTcpBitForBit) {
+  const std::string device = rdma_device();
+  if (device.empty()) GTEST_SKIP() << kNoDevice;
+  const int n = std::get<0>(GetParam());
+  const std::uint64_t elements = (1u << 18) + 3;  // 1 MiB and a ragged tail
+
+  const auto over_verbs =
+      run_over_verbs(device, GetParam(), [&](engine::Runtime& rt) { return testsupport::run_collective_suite(rt, elements); });
   const auto over_tcp = testsupport::run_tcp_cluster(n, [&](engine::Runtime& rt) {
     return testsupport::run_collective_suite(rt, elements);
   }, 120);
@@ -78,19 +87,13 @@ INSTANTIATE_TEST_SUITE_P(Worlds, VerbsEndToEnd,
 TEST_P(VerbsEndToEnd, TinyModelTokensMatchTcp) {
   const std::string device = rdma_device();
   if (device.empty()) GTEST_SKIP() << kNoDevice;
-  const auto [n, qp_type, stride] = GetParam();
+  const int n = std::get<0>(GetParam());
   const std::string dir = testsupport::fresh_dir("verbs-tiny-model");
   engine::write_random_model(dir, engine::tiny_model_config(), 42);
   const engine::Scenario s = testsupport::cpu_scenario(dir, n, 3, 11, 6, 2, 5);
-  const auto over_verbs = testsupport::run_tcp_cluster(n, [&](engine::Runtime& side) {
-    hw::VerbsOptions o;
-    o.devices.assign(n, device);
-    o.devices[side.rank()].reset();
-    o.qp_type = qp_type;
-    o.frame_bytes = stride;
-    hw::VerbsRuntime rt(side.rank(), n, o, side);
+  const auto over_verbs = run_over_verbs(device, GetParam(), [&](engine::Runtime& rt) {
     return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, "tensor"));
-  }, 120);
+  });
   const auto over_tcp = testsupport::run_tcp_cluster(n, [&](engine::Runtime& rt) {
     return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, "tensor"));
   }, 120);
