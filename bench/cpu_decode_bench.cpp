@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/random_model.hpp"
-#include "engine/report.hpp"
+#include "engine/compute/random_model.hpp"
+#include "engine/report/report.hpp"
 #include "support/cli_runner.hpp"
 #include "support/cpu_engine.hpp"
 #include "support/tcp_cluster.hpp"

@@ -29,7 +29,7 @@ if [[ ! -x $bin || -n $(find "$root/engine" "$root/tests/fuzz" -name '*.[ch]pp' 
   echo "fuzz-scenario: building $bin"
   clang++ -std=c++20 -g -O1 "${flags[@]}" -I"$root" -DMESHINFER_SOURCE_DIR="\"$root\"" \
     "$root/engine/error.cpp" "$root/engine/catalog.cpp" "$root/engine/scenario.cpp" \
-    "$root/engine/model_config.cpp" "$root/engine/safetensors.cpp" \
+    "$root/engine/compute/model_config.cpp" "$root/engine/compute/safetensors.cpp" \
     "$root/tests/fuzz/scenario_fuzz.cpp" -lfmt -o "$bin"
 fi
 

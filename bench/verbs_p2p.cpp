@@ -9,8 +9,8 @@
 
 #include <chrono>
 
-#include "hw/verbs_api.hpp"
-#include "hw/verbs_runtime.hpp"
+#include "hw/verbs/verbs_api.hpp"
+#include "hw/verbs/verbs_runtime.hpp"
 
 int run(int argc, char** argv) {
   CLI::App app{"VerbsRuntime point-to-point bandwidth or latency (one rank)"};

@@ -9,8 +9,8 @@
 #include "cli/commands.hpp"
 #include "engine/calibration.hpp"
 #include "engine/error.hpp"
-#include "sim/calibration.hpp"
-#include "sim/calibration_report.hpp"
+#include "sim/studies/calibration.hpp"
+#include "sim/studies/calibration_report.hpp"
 
 namespace cli {
 

@@ -9,7 +9,7 @@
 #include "cli/commands.hpp"
 #include "engine/error.hpp"
 #include "engine/scenario.hpp"
-#include "sim/chaos.hpp"
+#include "sim/studies/chaos.hpp"
 
 namespace cli {
 

@@ -8,7 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/run_report.hpp"
-#include "engine/cpu_backend.hpp"
+#include "engine/compute/cpu_backend.hpp"
 #include "engine/workload.hpp"
 #include "hw/node_process.hpp"
 

@@ -10,10 +10,10 @@
 
 #include "cli/commands.hpp"
 #include "engine/error.hpp"
-#include "engine/report_html.hpp"
+#include "engine/report/report_html.hpp"
 #include "engine/scenario.hpp"
 #include "nlohmann/json.hpp"
-#include "sim/plan_sweep.hpp"
+#include "sim/studies/plan_sweep.hpp"
 
 namespace cli {
 

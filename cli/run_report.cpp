@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
-#include "engine/report.hpp"
+#include "engine/report/report.hpp"
 #include "sim/scenario_run.hpp"
 
 namespace cli {

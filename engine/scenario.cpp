@@ -22,7 +22,7 @@
 #include <utility>
 
 #include "engine/error.hpp"
-#include "engine/model_config.hpp"
+#include "engine/compute/model_config.hpp"
 
 namespace engine {
 namespace {

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "engine/error.hpp"
-#include "hw/verbs_frames.hpp"
+#include "hw/verbs/verbs_frames.hpp"
 
 namespace hw {
 

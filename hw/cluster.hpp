@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/device_matrix.hpp"
+#include "hw/verbs/device_matrix.hpp"
 
 namespace hw {
 

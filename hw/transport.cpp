@@ -6,8 +6,8 @@
 
 #include "engine/error.hpp"
 #ifdef MESHINFER_HAVE_VERBS
-#include "hw/verbs_api.hpp"
-#include "hw/verbs_runtime.hpp"
+#include "hw/verbs/verbs_api.hpp"
+#include "hw/verbs/verbs_runtime.hpp"
 #endif
 
 namespace hw {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/cpu_backend.hpp"
+#include "engine/compute/cpu_backend.hpp"
 #include "sim/fault_injector.hpp"
 #include "sim/isolated.hpp"
 #include "sim/simulation.hpp"

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/report_html.hpp"
+#include "engine/report/report_html.hpp"
 #include "support/cli_runner.hpp"
 #include "support/html_dom.hpp"
 

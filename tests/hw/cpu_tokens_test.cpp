@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "engine/random_model.hpp"
+#include "engine/compute/random_model.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
 #include "support/cli_runner.hpp"

@@ -6,7 +6,7 @@
 #include "engine/executor.hpp"
 #include "engine/planner.hpp"
 #include "engine/profile.hpp"
-#include "engine/report.hpp"
+#include "engine/report/report.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
 

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "engine/cpu_backend.hpp"
-#include "engine/model_config.hpp"
+#include "engine/compute/cpu_backend.hpp"
+#include "engine/compute/model_config.hpp"
 #include "engine/profile.hpp"
 #include "engine/workload.hpp"
 

@@ -1,0 +1,264 @@
+#include "engine/compute/cpu_backend.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include "engine/compute/cpu_ops.hpp"
+#include "engine/compute/safetensors.hpp"
+
+namespace engine {
+
+namespace {
+
+using Shape = std::vector<std::int64_t>;
+
+// Shard `rank`'s part of `total` when shards hold the shares `share` of it, in order.
+Range share_range(const Plan& plan, int rank, int total, double Shard::*share) {
+  double before = 0;
+  for (int r = 0; r < rank; ++r) before += plan.shards[r].*share;
+  const double upto = before + plan.shards[rank].*share;
+  return {static_cast<int>(std::lround(before * total)), static_cast<int>(std::lround(upto * total))};
+}
+
+std::string layer_name(int layer, const std::string& rest) { return "model.layers." + std::to_string(layer) + "." + rest; }
+
+}  // namespace
+
+ShardSlices shard_slices(const ModelConfig& c, const Plan& plan, int rank) {
+  const Shard& sh = plan.shards.at(rank);
+  const Range all_vocab{0, c.vocab_size};
+  ShardSlices s;
+  s.layers = {sh.first_layer, sh.end_layer};
+  s.heads = {0, c.num_attention_heads};
+  s.ffn = {0, c.intermediate_size};
+  s.expert_ffn = {0, c.moe_intermediate_size};
+  s.experts = {0, c.num_experts};
+  s.embedding = s.lm_head = all_vocab;
+  if (plan.strategy == "tensor" || plan.strategy == "tensor-uneven") {
+    int first_head = 0;
+    for (int r = 0; r < rank; ++r) first_head += plan.shards[r].heads;
+    s.heads = {first_head, first_head + sh.heads};
+    s.ffn = share_range(plan, rank, c.intermediate_size, &Shard::ffn_fraction);
+    s.expert_ffn = share_range(plan, rank, c.moe_intermediate_size, &Shard::ffn_fraction);
+    s.embedding = s.lm_head = share_range(plan, rank, c.vocab_size, &Shard::vocab_fraction);
+  } else if (plan.strategy == "expert") {
+    int first = 0;
+    for (int r = 0; r < rank; ++r) first += plan.shards[r].experts;
+    s.experts = {first, first + sh.experts};
+  } else {   // pipeline: the first stage embeds, the last one predicts
+    if (rank != 0) s.embedding = {};
+    if (rank != static_cast<int>(plan.shards.size()) - 1) s.lm_head = {};
+  }
+  const int group = c.num_attention_heads / c.num_key_value_heads;
+  s.kv_heads = {s.heads.begin / group, s.heads.begin / group + sh.kv_heads};
+  return s;
+}
+
+struct CpuBackend::Expert {
+  std::vector<float> gate, up, down;   // gate/up: [columns held x hidden]; down: [hidden x columns held]
+};
+
+struct CpuBackend::Layer {
+  std::vector<float> input_norm, post_norm, q_norm, k_norm;
+  std::vector<float> q, k, v, o;       // q/k/v: rows of the heads held; o: their columns
+  Expert dense;                        // dense layers
+  std::vector<float> router;           // MoE: [experts x hidden], every expert
+  std::vector<Expert> experts;         // MoE: the experts held
+};
+
+CpuBackend::CpuBackend(const std::string& dir, const Plan& plan, int rank, std::unique_ptr<Backend> timing)
+    : config_(load_model_config(dir)), slices_(shard_slices(config_, plan, rank)), rank_(rank), timing_(std::move(timing)) {
+  cpu::use_one_blas_thread();
+  const SafetensorsFile f((std::filesystem::path(dir) / kWeightsFile).string());
+  const ModelConfig& c = config_;
+  const std::int64_t h = c.hidden_size, d = c.head_dim;
+  const Shape q_shape{c.num_attention_heads * d, h}, kv_shape{c.num_key_value_heads * d, h};
+  const Shape o_shape{h, c.num_attention_heads * d}, norm{h}, head_norm{d};
+  auto rows = [&](const std::string& name, const Shape& shape, Range r, std::int64_t per = 1) {
+    return f.read_block(name, shape, r.begin * per, r.size() * per, 0, shape.back());
+  };
+  auto cols = [&](const std::string& name, const Shape& shape, Range r, std::int64_t per = 1) {
+    return f.read_block(name, shape, 0, shape[0], r.begin * per, r.size() * per);
+  };
+  auto swiglu_part = [&](const std::string& prefix, int width, Range r) {
+    const Shape up{width, h}, down{h, width};
+    return Expert{rows(prefix + "gate_proj.weight", up, r), rows(prefix + "up_proj.weight", up, r),
+                  cols(prefix + "down_proj.weight", down, r)};
+  };
+  for (int l = slices_.layers.begin; l < slices_.layers.end; ++l) {
+    Layer w;
+    w.input_norm = f.read(layer_name(l, "input_layernorm.weight"), norm);
+    w.post_norm = f.read(layer_name(l, "post_attention_layernorm.weight"), norm);
+    w.q = rows(layer_name(l, "self_attn.q_proj.weight"), q_shape, slices_.heads, d);
+    w.k = rows(layer_name(l, "self_attn.k_proj.weight"), kv_shape, slices_.kv_heads, d);
+    w.v = rows(layer_name(l, "self_attn.v_proj.weight"), kv_shape, slices_.kv_heads, d);
+    w.o = cols(layer_name(l, "self_attn.o_proj.weight"), o_shape, slices_.heads, d);
+    if (c.qk_norm()) {
+      w.q_norm = f.read(layer_name(l, "self_attn.q_norm.weight"), head_norm);
+      w.k_norm = f.read(layer_name(l, "self_attn.k_norm.weight"), head_norm);
+    }
+    if (c.moe()) {
+      w.router = f.read(layer_name(l, "mlp.gate.weight"), {c.num_experts, h});
+      for (int e = slices_.experts.begin; e < slices_.experts.end; ++e)
+        w.experts.push_back(swiglu_part(layer_name(l, "mlp.experts." + std::to_string(e) + "."), c.moe_intermediate_size,
+                                        slices_.expert_ffn));
+    } else {
+      w.dense = swiglu_part(layer_name(l, "mlp."), c.intermediate_size, slices_.ffn);
+    }
+    layers_.push_back(std::move(w));
+  }
+  const Shape vocab{c.vocab_size, h};
+  if (slices_.embedding.size() > 0) embedding_ = rows("model.embed_tokens.weight", vocab, slices_.embedding);
+  if (slices_.lm_head.size() > 0) {
+    lm_head_ = rows(c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight", vocab, slices_.lm_head);
+    final_norm_ = f.read("model.norm.weight", norm);
+  }
+}
+
+CpuBackend::~CpuBackend() = default;
+
+void CpuBackend::begin_step(const StepPlan& step) {
+  step_ = step;
+  // A request with a cache has a slot in every step until it ends (it decodes,
+  // or its prefill goes on chunk after chunk): absent, it is over.
+  std::erase_if(kv_, [&](const auto& cache) {
+    return std::none_of(step.slots.begin(), step.slots.end(), [&](const Slot& s) { return s.request == cache.first; });
+  });
+  const int h = config_.hidden_size;
+  hidden_.assign(static_cast<std::size_t>(step.shape().tokens) * h, 0.0f);
+  std::size_t row = 0;
+  for (const Slot& slot : step.slots) {
+    if (static_cast<int>(slot.ids.size()) != slot.tokens)
+      throw std::runtime_error("CpuBackend: a step slot carries no token ids");
+    for (int id : slot.ids) {
+      if (id < 0 || id >= config_.vocab_size) throw std::runtime_error("CpuBackend: token id out of the vocabulary");
+      if (slices_.embedding.contains(id))
+        std::copy_n(embedding_.begin() + static_cast<std::size_t>(id - slices_.embedding.begin) * h, h,
+                    hidden_.begin() + row * h);
+      ++row;
+    }
+  }
+}
+
+double CpuBackend::run(OpKind op, int layer, const StepShape& shape, bool partial) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool residual = !partial || rank_ == 0;
+  switch (op) {
+    case OpKind::kAttention: attention(layers_.at(layer - slices_.layers.begin), layer, residual); break;
+    case OpKind::kFfn: ffn(layers_.at(layer - slices_.layers.begin), residual); break;
+    case OpKind::kLmHead: lm_head(); break;
+  }
+  if (timing_) return timing_->run(op, layer, shape, partial);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void CpuBackend::attention(const Layer& w, int layer, bool residual) {
+  const ModelConfig& c = config_;
+  const int h = c.hidden_size, d = c.head_dim, t = static_cast<int>(hidden_.size()) / h;
+  const int nq = slices_.heads.size(), nkv = slices_.kv_heads.size();
+  const int group = c.num_attention_heads / c.num_key_value_heads;
+  std::vector<float> x(hidden_.size()), q(static_cast<std::size_t>(t) * nq * d), k(static_cast<std::size_t>(t) * nkv * d),
+      v(k.size()), out(q.size());
+  cpu::rms_norm(hidden_, t, h, w.input_norm, c.rms_norm_eps, x);
+  cpu::linear(x, t, h, w.q, nq * d, q);
+  cpu::linear(x, t, h, w.k, nkv * d, k);
+  cpu::linear(x, t, h, w.v, nkv * d, v);
+  if (c.qk_norm()) {
+    cpu::rms_norm(q, t * nq, d, w.q_norm, c.rms_norm_eps, q);
+    cpu::rms_norm(k, t * nkv, d, w.k_norm, c.rms_norm_eps, k);
+  }
+  int row = 0;
+  for (const Slot& slot : step_.slots) {
+    auto& caches = kv_[slot.request];
+    caches.resize(slices_.layers.size());
+    KvCache& cache = caches[layer - slices_.layers.begin];
+    // A re-prefill after a re-placement starts over: keep only what precedes this chunk.
+    const std::size_t kept = static_cast<std::size_t>(slot.context_before) * nkv * d;
+    if (cache.k.size() < kept) throw std::runtime_error("CpuBackend: KV cache shorter than the step's context");
+    cache.k.resize(kept);
+    cache.v.resize(kept);
+    for (int i = 0; i < slot.tokens; ++i) {
+      const int position = slot.context_before + i;
+      float* qi = q.data() + static_cast<std::size_t>(row + i) * nq * d;
+      float* ki = k.data() + static_cast<std::size_t>(row + i) * nkv * d;
+      for (int head = 0; head < nq; ++head) cpu::rope({qi + head * d, static_cast<std::size_t>(d)}, position, c.rope_theta);
+      for (int head = 0; head < nkv; ++head) cpu::rope({ki + head * d, static_cast<std::size_t>(d)}, position, c.rope_theta);
+      cache.k.insert(cache.k.end(), ki, ki + nkv * d);
+      const float* vi = v.data() + static_cast<std::size_t>(row + i) * nkv * d;
+      cache.v.insert(cache.v.end(), vi, vi + nkv * d);
+      for (int head = 0; head < nq; ++head) {
+        const int kv_head = (slices_.heads.begin + head) / group - slices_.kv_heads.begin;
+        cpu::attend({qi + head * d, static_cast<std::size_t>(d)}, cache.k.data() + kv_head * d,
+                    cache.v.data() + kv_head * d, position + 1, nkv * d,
+                    {out.data() + (static_cast<std::size_t>(row + i) * nq + head) * d, static_cast<std::size_t>(d)});
+      }
+    }
+    row += slot.tokens;
+  }
+  cpu::linear(out, t, nq * d, w.o, h, hidden_, residual);
+}
+
+void CpuBackend::ffn(const Layer& w, bool residual) {
+  const ModelConfig& c = config_;
+  const int h = c.hidden_size, t = static_cast<int>(hidden_.size()) / h;
+  std::vector<float> x(hidden_.size());
+  cpu::rms_norm(hidden_, t, h, w.post_norm, c.rms_norm_eps, x);
+  auto swiglu = [h](const Expert& e, std::span<const float> in, int rows, int width, std::span<float> out, bool accumulate) {
+    std::vector<float> gate(static_cast<std::size_t>(rows) * width), up(gate.size());
+    cpu::linear(in, rows, h, e.gate, width, gate);
+    cpu::linear(in, rows, h, e.up, width, up);
+    cpu::swiglu(gate, up);
+    cpu::linear(gate, rows, width, e.down, h, out, accumulate);
+  };
+  if (!c.moe()) {
+    swiglu(w.dense, x, t, slices_.ffn.size(), hidden_, residual);
+    return;
+  }
+  std::vector<float> logits(static_cast<std::size_t>(t) * c.num_experts);
+  cpu::linear(x, t, h, w.router, c.num_experts, logits);
+  // Tokens routed to each expert held here, with their router weights.
+  std::vector<std::vector<std::pair<int, float>>> routed(slices_.experts.size());
+  for (int i = 0; i < t; ++i)
+    for (auto [e, weight] : cpu::route({logits.data() + static_cast<std::size_t>(i) * c.num_experts,
+                                        static_cast<std::size_t>(c.num_experts)},
+                                       c.num_experts_per_tok, c.norm_topk_prob))
+      if (slices_.experts.contains(e)) routed[e - slices_.experts.begin].push_back({i, weight});
+  std::vector<float> sum(hidden_.size(), 0.0f);
+  for (std::size_t e = 0; e < routed.size(); ++e) {
+    if (routed[e].empty()) continue;
+    const int n = static_cast<int>(routed[e].size());
+    std::vector<float> in(static_cast<std::size_t>(n) * h), out(in.size());
+    for (int j = 0; j < n; ++j) std::copy_n(x.begin() + static_cast<std::size_t>(routed[e][j].first) * h, h, in.begin() + j * h);
+    swiglu(w.experts[e], in, n, slices_.expert_ffn.size(), out, false);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < h; ++i) sum[static_cast<std::size_t>(routed[e][j].first) * h + i] += routed[e][j].second * out[j * h + i];
+  }
+  for (std::size_t i = 0; i < sum.size(); ++i) hidden_[i] = residual ? hidden_[i] + sum[i] : sum[i];
+}
+
+void CpuBackend::lm_head() {
+  const int h = config_.hidden_size, vocab = slices_.lm_head.size();
+  if (vocab == 0) throw std::logic_error("CpuBackend: LM head run on a shard without one");
+  best_.clear();
+  std::vector<float> x(h), logits(vocab);
+  int row = 0;
+  for (const Slot& slot : step_.slots) {
+    row += slot.tokens;
+    if (!slot.emits) continue;
+    cpu::rms_norm({hidden_.data() + static_cast<std::size_t>(row - 1) * h, static_cast<std::size_t>(h)}, 1, h, final_norm_,
+                  config_.rms_norm_eps, x);
+    cpu::linear(x, 1, h, lm_head_, vocab, logits);
+    const auto best = std::max_element(logits.begin(), logits.end());   // the first of equals: the lowest id
+    best_.push_back({*best, slices_.lm_head.begin + static_cast<int>(best - logits.begin())});
+  }
+}
+
+BackendFactory cpu_backends(const std::string& dir, bool modelled_time) {
+  return [dir, modelled_time](Runtime& rt, const Plan& plan, std::unique_ptr<Backend> modelled) {
+    return std::make_unique<CpuBackend>(dir, plan, rt.rank(), modelled_time ? std::move(modelled) : nullptr);
+  };
+}
+
+}  // namespace engine

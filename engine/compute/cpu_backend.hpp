@@ -1,0 +1,78 @@
+// Real math for one shard of a model directory (engine/model_config.hpp): a
+// Llama/Qwen3 decoder with RMSNorm, RoPE, grouped-query attention over a KV
+// cache per request, SwiGLU or top-k MoE, and an LM head with greedy argmax.
+// It loads only the slices its shard holds, placed as the planner says:
+// tensor parallel splits heads, FFN columns and vocabulary; pipeline splits
+// layers; expert parallel splits the experts.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/backend.hpp"
+#include "engine/executor.hpp"
+#include "engine/compute/model_config.hpp"
+#include "engine/planner.hpp"
+
+namespace engine {
+
+// [begin, end) of a dimension a shard holds.
+struct Range {
+  int begin = 0, end = 0;
+  int size() const { return end - begin; }
+  bool contains(int i) const { return i >= begin && i < end; }
+};
+
+// What shard `rank` of `plan` holds of a model: its layers, query and KV
+// heads, FFN and expert columns, experts, and vocabulary rows.
+struct ShardSlices {
+  Range layers, heads, kv_heads, ffn, expert_ffn, experts, embedding, lm_head;
+};
+ShardSlices shard_slices(const ModelConfig& c, const Plan& plan, int rank);
+
+class CpuBackend : public Backend {
+ public:
+  // Loads shard `rank` of `plan` from the model directory `dir` (InputError
+  // when a tensor is missing or of the wrong shape). Each op charges
+  // `timing`'s time when given (simulation: the modelled, deterministic
+  // time), else the real elapsed time.
+  CpuBackend(const std::string& dir, const Plan& plan, int rank, std::unique_ptr<Backend> timing);
+  ~CpuBackend() override;
+
+  double run(OpKind op, int layer, const StepShape& shape, bool partial) override;
+  bool computes() const override { return true; }
+  void begin_step(const StepPlan& step) override;
+  std::span<float> hidden() override { return hidden_; }
+  std::vector<TokenChoice> best_tokens() const override { return best_; }
+
+ private:
+  struct Expert;
+  struct Layer;
+  struct KvCache {   // one layer of one request: [positions x kv heads held x head_dim]
+    std::vector<float> k, v;
+  };
+
+  void attention(const Layer& w, int layer, bool residual);
+  void ffn(const Layer& w, bool residual);
+  void lm_head();
+
+  ModelConfig config_;
+  ShardSlices slices_;
+  int rank_;
+  std::unique_ptr<Backend> timing_;
+  std::vector<Layer> layers_;
+  std::vector<float> embedding_, lm_head_, final_norm_;
+  std::map<int, std::vector<KvCache>> kv_;   // by request: one cache per layer held
+  StepPlan step_;
+  std::vector<float> hidden_;
+  std::vector<TokenChoice> best_;
+};
+
+// The backends of a run on the model directory `dir`: CpuBackend on every
+// shard, charging the modelled time when `modelled_time` (simulation, so runs
+// stay deterministic), else the real elapsed time.
+BackendFactory cpu_backends(const std::string& dir, bool modelled_time);
+
+}  // namespace engine

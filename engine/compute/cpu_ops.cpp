@@ -1,0 +1,82 @@
+#include "engine/compute/cpu_ops.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+// OpenBLAS's own call (not part of CBLAS).
+extern "C" void openblas_set_num_threads(int);
+
+namespace engine::cpu {
+
+void use_one_blas_thread() { openblas_set_num_threads(1); }
+
+void linear(std::span<const float> x, int rows, int in, std::span<const float> w, int out, std::span<float> y,
+            bool accumulate) {
+  if (rows == 0 || out == 0) return;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, out, in, 1.0f, x.data(), in, w.data(), in,
+              accumulate ? 1.0f : 0.0f, y.data(), out);
+}
+
+void rms_norm(std::span<const float> x, int rows, int dim, std::span<const float> weight, double eps, std::span<float> out) {
+  for (int r = 0; r < rows; ++r) {
+    const float* in = x.data() + static_cast<std::size_t>(r) * dim;
+    double sum = 0;
+    for (int i = 0; i < dim; ++i) sum += double(in[i]) * in[i];
+    const float scale = static_cast<float>(1.0 / std::sqrt(sum / dim + eps));
+    for (int i = 0; i < dim; ++i) out[static_cast<std::size_t>(r) * dim + i] = in[i] * scale * weight[i];
+  }
+}
+
+void rope(std::span<float> head, int position, double theta) {
+  const int half = static_cast<int>(head.size()) / 2;
+  for (int i = 0; i < half; ++i) {
+    const double angle = position * std::pow(theta, -2.0 * i / head.size());
+    const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+    const float a = head[i], b = head[i + half];
+    head[i] = a * c - b * s;
+    head[i + half] = b * c + a * s;
+  }
+}
+
+void attend(std::span<const float> q, const float* keys, const float* values, int n, int stride, std::span<float> out) {
+  const int d = static_cast<int>(q.size());
+  std::vector<float> scores(n);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  float best = -INFINITY;
+  for (int j = 0; j < n; ++j) {
+    scores[j] = scale * cblas_sdot(d, q.data(), 1, keys + static_cast<std::size_t>(j) * stride, 1);
+    best = std::max(best, scores[j]);
+  }
+  float sum = 0;
+  for (float& s : scores) sum += s = std::exp(s - best);
+  std::fill(out.begin(), out.end(), 0.0f);
+  for (int j = 0; j < n; ++j) cblas_saxpy(d, scores[j] / sum, values + static_cast<std::size_t>(j) * stride, 1, out.data(), 1);
+}
+
+std::vector<std::pair<int, float>> route(std::span<const float> logits, int k, bool normalize) {
+  const float best = *std::max_element(logits.begin(), logits.end());
+  std::vector<float> p(logits.size());
+  float sum = 0;
+  for (std::size_t e = 0; e < p.size(); ++e) sum += p[e] = std::exp(logits[e] - best);
+  std::vector<int> order(p.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p[a] > p[b]; });
+  std::vector<std::pair<int, float>> out;
+  float kept = 0;
+  for (int i = 0; i < k; ++i) {
+    out.push_back({order[i], p[order[i]] / sum});
+    kept += out.back().second;
+  }
+  if (normalize)
+    for (auto& [e, w] : out) w /= kept;
+  return out;
+}
+
+void swiglu(std::span<float> gate, std::span<const float> up) {
+  for (std::size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+}  // namespace engine::cpu

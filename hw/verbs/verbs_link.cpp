@@ -1,0 +1,234 @@
+#include "hw/verbs/verbs_link.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace hw {
+
+namespace {
+
+constexpr std::uint64_t kSendBit = 1ull << 63;  // wr_id of a send; wc.opcode is undefined on errors
+// Apple refuses LOCAL_WRITE alone (REFERENCE.md); these are what MLX's JACCL registers.
+constexpr int kMrAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+constexpr int kPageBytes = 4096;
+
+const char* port_state_name(ibv_port_state s) {
+  switch (s) {
+    case IBV_PORT_DOWN: return "DOWN";
+    case IBV_PORT_INIT: return "INIT";
+    case IBV_PORT_ARMED: return "ARMED";
+    case IBV_PORT_ACTIVE: return "ACTIVE";
+    default: return "NOP";
+  }
+}
+
+}  // namespace
+
+VerbsLink::VerbsLink(VerbsApi& api, const std::string& device, const std::string& pair, const VerbsOptions& options,
+                     std::uint32_t psn)
+    : api_(api), device_(device), pair_(pair), options_(options) {
+  context_ = api_.open_device(device);
+  if (!context_) {
+    const std::vector<std::string> names = api_.device_names();
+    fail(fmt::format("no such RDMA device (devices here: {})", names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+  }
+  try {
+    find_active_port();
+    find_ipv4_gid();
+    create_queue_pair();
+  } catch (...) {
+    release();
+    throw;
+  }
+  local_.psn = psn & 0xffffff;
+}
+
+VerbsLink::~VerbsLink() { release(); }
+
+void VerbsLink::release() {
+  // Straight from RTS to destroy: macOS must not see a QP moved to ERR.
+  if (qp_) api_.destroy_qp(qp_);
+  if (cq_) api_.destroy_cq(cq_);
+  if (mr_) api_.dereg_mr(mr_);
+  if (pd_) api_.dealloc_pd(pd_);
+  if (context_) api_.close_device(context_);
+  std::free(frames_);
+  qp_ = nullptr, cq_ = nullptr, mr_ = nullptr, pd_ = nullptr, context_ = nullptr, frames_ = nullptr;
+}
+
+void VerbsLink::fail(const std::string& what) const {
+  throw LinkError(fmt::format("{} ({}): {}", pair_, device_, what));
+}
+
+// The active port is not always 1 (REFERENCE.md): take the first ACTIVE one.
+void VerbsLink::find_active_port() {
+  ibv_device_attr device_attr{};
+  if (api_.query_device(context_, &device_attr) != 0) fail("ibv_query_device failed");
+  std::string states;
+  for (int p = 1; p <= device_attr.phys_port_cnt; ++p) {
+    ibv_port_attr attr{};
+    if (api_.query_port(context_, static_cast<std::uint8_t>(p), &attr) != 0) fail(fmt::format("ibv_query_port {} failed", p));
+    if (attr.state == IBV_PORT_ACTIVE) {
+      port_ = static_cast<std::uint8_t>(p);
+      mtu_ = attr.active_mtu;
+      local_.lid = attr.lid;
+      return;
+    }
+    states += fmt::format("{}port {} {}", states.empty() ? "" : ", ", p, port_state_name(attr.state));
+  }
+  fail(fmt::format("device is down: no ACTIVE port ({})", states.empty() ? "no ports" : states));
+}
+
+// The GID to use is the IPv4-mapped one, published once the interface has an IPv4 address.
+void VerbsLink::find_ipv4_gid() {
+  ibv_port_attr attr{};
+  if (api_.query_port(context_, port_, &attr) != 0) fail("ibv_query_port failed");
+  for (int i = 0; i < attr.gid_tbl_len; ++i) {
+    ibv_gid gid{};
+    if (api_.query_gid(context_, port_, i, &gid) != 0) continue;
+    std::copy(std::begin(gid.raw), std::end(gid.raw), local_.gid.begin());
+    if (is_ipv4_mapped(local_.gid)) {
+      gid_index_ = i;
+      return;
+    }
+  }
+  fail(fmt::format("port {} has no IPv4-mapped GID yet: give its interface an IPv4 address", port_));
+}
+
+void VerbsLink::create_queue_pair() {
+  const std::size_t bytes = 2 * std::size_t{options_.queue_depth} * options_.frame_bytes;
+  frames_ = static_cast<std::byte*>(std::aligned_alloc(kPageBytes, bytes));
+  if (!frames_) fail("cannot allocate the frame rings");
+  std::memset(frames_, 0, bytes);
+  if (!(pd_ = api_.alloc_pd(context_))) fail("ibv_alloc_pd failed");
+  if (!(mr_ = api_.reg_mr(pd_, frames_, bytes, kMrAccess))) fail(fmt::format("ibv_reg_mr of {} bytes failed: {}", bytes, std::strerror(errno)));
+  if (!(cq_ = api_.create_cq(context_, static_cast<int>(2 * options_.queue_depth)))) fail("ibv_create_cq failed");
+  ibv_qp_init_attr init{};
+  init.send_cq = cq_;
+  init.recv_cq = cq_;
+  init.qp_type = options_.qp_type == QpType::kUC ? IBV_QPT_UC : IBV_QPT_RC;
+  init.sq_sig_all = 1;  // every completion is checked
+  init.cap.max_send_wr = options_.queue_depth;
+  init.cap.max_recv_wr = options_.queue_depth;
+  init.cap.max_send_sge = 1;
+  init.cap.max_recv_sge = 1;
+  if (!(qp_ = api_.create_qp(pd_, &init))) fail(fmt::format("ibv_create_qp failed: {}", std::strerror(errno)));
+  local_.qpn = qp_->qp_num;
+}
+
+void VerbsLink::connect(const VerbsEndpoint& remote) {
+  to_init();
+  to_rtr(remote);
+  to_rts();
+  // ibv_post_recv is refused before RTS on macOS.
+  for (std::uint32_t slot = 0; slot < options_.queue_depth; ++slot) post_receive(slot);
+}
+
+void VerbsLink::to_init() {
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.pkey_index = 0;
+  attr.port_num = port_;
+  attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  if (api_.modify_qp(qp_, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
+    fail("cannot move the queue pair to INIT");
+}
+
+void VerbsLink::to_rtr(const VerbsEndpoint& remote) {
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_RTR;
+  attr.path_mtu = mtu_;
+  attr.dest_qp_num = remote.qpn;
+  attr.rq_psn = remote.psn;
+  attr.ah_attr.dlid = remote.lid;
+  attr.ah_attr.port_num = port_;
+  attr.ah_attr.is_global = 1;
+  attr.ah_attr.grh.hop_limit = 1;
+  attr.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(gid_index_);
+  std::copy(remote.gid.begin(), remote.gid.end(), attr.ah_attr.grh.dgid.raw);
+  int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+  if (options_.qp_type == QpType::kRC) {
+    attr.max_dest_rd_atomic = 1;
+    attr.min_rnr_timer = 12;
+    mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+  }
+  if (api_.modify_qp(qp_, &attr, mask) != 0)
+    fail(fmt::format("cannot move the queue pair to RTR towards qpn {} gid {}", remote.qpn, gid_to_string(remote.gid)));
+}
+
+void VerbsLink::to_rts() {
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_RTS;
+  attr.sq_psn = local_.psn;
+  int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+  if (options_.qp_type == QpType::kRC) {
+    attr.timeout = 14;     // 4.096 us * 2^14 = 67 ms per try
+    attr.retry_cnt = 7;
+    attr.rnr_retry = 6;    // finite (7 retries forever): a dead peer must surface
+    attr.max_rd_atomic = 1;
+    mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+  }
+  if (api_.modify_qp(qp_, &attr, mask) != 0) fail("cannot move the queue pair to RTS");
+}
+
+void VerbsLink::post_receive(std::uint32_t slot) {
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<std::uintptr_t>(frames_ + (options_.queue_depth + slot) * options_.frame_bytes);
+  sge.length = static_cast<std::uint32_t>(options_.frame_bytes);
+  sge.lkey = mr_->lkey;
+  ibv_recv_wr wr{};
+  wr.wr_id = slot;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (api_.post_recv(qp_, &wr, &bad) != 0) fail(fmt::format("ibv_post_recv of frame {} failed", slot));
+}
+
+std::span<std::byte> VerbsLink::next_send_frame() {
+  if (posted_sends_ - completed_sends_ >= options_.queue_depth) return {};
+  const std::size_t slot = posted_sends_ % options_.queue_depth;
+  return {frames_ + slot * options_.frame_bytes, options_.frame_bytes};
+}
+
+void VerbsLink::post_next_send() {
+  const std::uint32_t slot = static_cast<std::uint32_t>(posted_sends_ % options_.queue_depth);
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<std::uintptr_t>(frames_ + slot * options_.frame_bytes);
+  sge.length = static_cast<std::uint32_t>(options_.frame_bytes);
+  sge.lkey = mr_->lkey;
+  ibv_send_wr wr{};
+  wr.wr_id = kSendBit | slot;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  ibv_send_wr* bad = nullptr;
+  if (api_.post_send(qp_, &wr, &bad) != 0) fail(fmt::format("ibv_post_send of frame {} failed", slot));
+  ++posted_sends_;
+}
+
+int VerbsLink::poll(const std::function<void(std::span<const std::byte>)>& on_frame) {
+  ibv_wc wc[16];
+  const int n = api_.poll_cq(cq_, 16, wc);
+  if (n < 0) fail("ibv_poll_cq failed");
+  for (int i = 0; i < n; ++i) {
+    const bool is_send = (wc[i].wr_id & kSendBit) != 0;
+    if (wc[i].status != IBV_WC_SUCCESS)
+      fail(fmt::format("{} completion failed: {}", is_send ? "send" : "receive", ibv_wc_status_str(wc[i].status)));
+    if (is_send) {
+      ++completed_sends_;  // a QP completes its sends in order
+      continue;
+    }
+    const auto slot = static_cast<std::uint32_t>(wc[i].wr_id);
+    if (wc[i].byte_len != options_.frame_bytes)
+      fail(fmt::format("received {} bytes where every frame is {}", wc[i].byte_len, options_.frame_bytes));
+    on_frame({frames_ + (options_.queue_depth + slot) * options_.frame_bytes, options_.frame_bytes});
+    post_receive(slot);
+  }
+  return n;
+}
+
+}  // namespace hw

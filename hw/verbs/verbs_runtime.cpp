@@ -1,0 +1,214 @@
+#include "hw/verbs/verbs_runtime.hpp"
+
+#include <fmt/format.h>
+
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+#include "engine/error.hpp"
+#include "hw/socket_util.hpp"
+#include "hw/verbs/verbs_api.hpp"
+#include "hw/verbs/verbs_link.hpp"
+
+namespace hw {
+
+namespace {
+
+// Side-channel tags, below the TcpRuntime barrier's -1 and any engine tag.
+constexpr int kEndpointTag = -100;
+constexpr int kReadyTag = -101;
+constexpr int kProbeTag = -102;
+
+void check_options(int rank, int world, const VerbsOptions& o) {
+  if (rank < 0 || rank >= world) throw std::invalid_argument("rank out of range");
+  check_frame_stride(o.frame_bytes);
+  if (static_cast<int>(o.devices.size()) != world)
+    throw std::invalid_argument(fmt::format("device row has {} entries for a world of {}", o.devices.size(), world));
+  for (int p = 0; p < world; ++p)
+    if (p != rank && !o.devices[p])
+      throw std::invalid_argument(fmt::format("rank {} -> rank {}: no device in the device matrix", rank, p));
+}
+
+}  // namespace
+
+VerbsRuntime::Peer::Peer(std::uint32_t depth) : credits(depth) {}
+VerbsRuntime::Peer::Peer(Peer&&) noexcept = default;
+VerbsRuntime::Peer::~Peer() = default;
+
+VerbsRuntime::VerbsRuntime(int rank, int world, const VerbsOptions& options, engine::Runtime& side_channel)
+    : VerbsRuntime(rank, world, options, side_channel, libibverbs()) {}
+
+VerbsRuntime::VerbsRuntime(int rank, int world, const VerbsOptions& options, engine::Runtime& side_channel,
+                           VerbsApi& api)
+    : rank_(rank), world_(world), options_(options), side_channel_(side_channel), start_(Clock::now()) {
+  check_options(rank, world, options);
+  peers_.reserve(world);
+  for (int p = 0; p < world; ++p) peers_.emplace_back(options.queue_depth);
+  connect_all(side_channel, api);
+}
+
+// Bootstrap as in the common tools: endpoints per pair over the side channel,
+// INIT -> RTR -> RTS with receives posted, then a barrier so no SEND precedes
+// the peer's RECVs.
+void VerbsRuntime::connect_all(engine::Runtime& side, VerbsApi& api) {
+  std::random_device seed;
+  for (int p = 0; p < world_; ++p) {
+    if (p == rank_) continue;
+    const std::string pair = fmt::format("rank {} -> rank {}", rank_, p);
+    peers_[p].link = std::make_unique<VerbsLink>(api, *options_.devices[p], pair, options_, seed());
+    side.send(p, kEndpointTag, engine::Payload::of(serialize(peers_[p].link->local())));
+  }
+  for (int p = 0; p < world_; ++p) {
+    if (p == rank_) continue;
+    const engine::Payload wire = side.recv(p, kEndpointTag, options_.setup_timeout_s);
+    peers_[p].link->connect(parse_endpoint(wire.bytes));
+    side.send(p, kReadyTag, engine::Payload{});
+  }
+  for (int p = 0; p < world_; ++p)
+    if (p != rank_) side.recv(p, kReadyTag, options_.setup_timeout_s);
+}
+
+VerbsRuntime::~VerbsRuntime() {
+  const auto until = deadline_in(options_.peer_timeout_s);
+  auto pending = [&] {
+    for (int p = 0; p < world_; ++p)
+      if (live(p) && (!peers_[p].out.empty() || peers_[p].link->sends_in_flight())) return true;
+    return false;
+  };
+  while (pending() && Clock::now() < until) progress(std::min(until, deadline_in(0.05)));
+}
+
+double VerbsRuntime::now() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+void VerbsRuntime::sleep_for(double seconds) { progress(deadline_in(seconds)); }
+
+void VerbsRuntime::send(int dst, int tag, engine::Payload payload) {
+  if (dst == rank_) throw std::invalid_argument("send to self");
+  Peer& p = peers_.at(dst);
+  if (!p.failure.empty()) throw engine::PeerFailure(dst, p.failure);
+  const std::uint64_t frames = frames_for(payload.size, options_.frame_bytes);
+  p.out.push_back(OutMessage{tag, std::move(payload), frames});
+  step(dst);
+}
+
+engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
+  if (src == rank_) throw std::invalid_argument("receive from self");
+  auto& queue = inbox_[{src, tag}];
+  if (queue.empty()) progress(deadline_in(timeout_s), src, tag);
+  if (!queue.empty()) {
+    engine::Payload m = std::move(queue.front());
+    queue.pop_front();
+    return m;
+  }
+  // Silence on the verbs side: a closed side channel says the peer is gone.
+  try {
+    side_channel_.recv(src, kProbeTag, 0);
+  } catch (const engine::PeerFailure& e) {
+    fail(src, std::string("side channel lost: ") + e.what());
+  } catch (const engine::Timeout&) {
+  }
+  if (!peers_.at(src).failure.empty()) throw engine::PeerFailure(src, peers_[src].failure);
+  throw engine::Timeout(src, tag, timeout_s);
+}
+
+void VerbsRuntime::progress(Clock::time_point until, int src, int tag) {
+  for (;;) {
+    bool moved = false;
+    for (int p = 0; p < world_; ++p)
+      if (live(p)) moved |= step(p);
+    if (src >= 0 && (!inbox_[{src, tag}].empty() || !peers_[src].failure.empty())) return;
+    if (Clock::now() >= until) return;
+    if (!moved) std::this_thread::yield();  // ranks may share cores
+  }
+}
+
+// One round for one peer: reap completions, then send what credits allow.
+bool VerbsRuntime::step(int peer) {
+  bool moved = false;
+  try {
+    moved = peers_[peer].link->poll([&](std::span<const std::byte> frame) { on_frame(peer, frame); }) > 0;
+    moved |= push(peer);
+  } catch (const std::exception& e) {  // LinkError, FrameError, a broken credit count
+    fail(peer, e.what());
+    return true;
+  }
+  check_stall(peer, moved);
+  return moved;
+}
+
+void VerbsRuntime::on_frame(int peer, std::span<const std::byte> frame) {
+  Peer& p = peers_[peer];
+  const FrameHeader h = read_frame_header(frame);
+  p.credits.on_frame(h.credits);
+  if (auto message = p.assembler.accept(h, frame)) inbox_[{peer, message->first}].push_back(std::move(message->second));
+}
+
+bool VerbsRuntime::push(int peer) {
+  Peer& p = peers_[peer];
+  bool moved = false;
+  while (!p.out.empty() && p.credits.can_send_data()) {
+    const std::span<std::byte> frame = p.link->next_send_frame();
+    if (frame.empty()) break;
+    OutMessage& m = p.out.front();
+    const std::uint32_t grant = p.credits.spend();
+    pack_frame(frame, m.tag, m.payload, m.next_frame, p.next_sequence++, grant);
+    p.link->post_next_send();
+    moved = true;
+    if (++m.next_frame == m.frames) p.out.pop_front();
+  }
+  if (p.credits.should_return_credits()) {
+    const std::span<std::byte> frame = p.link->next_send_frame();
+    if (!frame.empty()) {
+      const std::uint32_t grant = p.credits.spend();
+      pack_credit_frame(frame, p.next_sequence++, grant);
+      p.link->post_next_send();
+      moved = true;
+    }
+  }
+  return moved;
+}
+
+// A peer that neither frees credits nor completes our sends for
+// peer_timeout_s while we have frames for it is treated as dead.
+void VerbsRuntime::check_stall(int peer, bool moved) {
+  Peer& p = peers_[peer];
+  if (!p.failure.empty()) return;
+  const bool waiting = !p.out.empty() || p.link->sends_in_flight();
+  if (moved || !waiting) {
+    p.stalled_since.reset();
+    return;
+  }
+  const auto now = Clock::now();
+  if (!p.stalled_since) p.stalled_since = now;
+  if (now - *p.stalled_since > std::chrono::duration<double>(options_.peer_timeout_s))
+    fail(peer, fmt::format("silent for {} s: no credit returned and no send completed", options_.peer_timeout_s));
+}
+
+void VerbsRuntime::fail(int peer, const std::string& why) {
+  Peer& p = peers_[peer];
+  if (p.failure.empty()) p.failure = why;
+  p.out.clear();
+}
+
+namespace {
+
+// Bases are built in the order listed: the side channel before the runtime that uses it.
+struct SideChannel {
+  std::unique_ptr<TcpRuntime> tcp;
+};
+
+class OwningVerbsRuntime : private SideChannel, public VerbsRuntime {
+ public:
+  OwningVerbsRuntime(int rank, int world, const TcpOptions& tcp, const VerbsOptions& verbs)
+      : SideChannel{std::make_unique<TcpRuntime>(rank, world, tcp)}, VerbsRuntime(rank, world, verbs, *this->tcp) {}
+};
+
+}  // namespace
+
+std::unique_ptr<engine::Runtime> make_verbs_runtime(int rank, int world, const TcpOptions& tcp,
+                                                    const VerbsOptions& verbs) {
+  return std::make_unique<OwningVerbsRuntime>(rank, world, tcp, verbs);
+}
+
+}  // namespace hw

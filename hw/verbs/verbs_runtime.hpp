@@ -1,0 +1,91 @@
+// engine::Runtime over RDMA verbs (rdma-core on Linux, librdma on macOS):
+// one queue pair per peer, two-sided SEND/RECV of fixed-stride frames, credit
+// flow control, every completion checked and every wait bounded. Endpoints
+// are exchanged over a side channel (a TcpRuntime connected to every peer).
+// A failed completion or a silent peer raises PeerFailure for that rank.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/runtime.hpp"
+#include "hw/tcp_runtime.hpp"
+#include "hw/verbs/verbs_credits.hpp"
+#include "hw/verbs/verbs_frames.hpp"
+#include "hw/verbs/verbs_options.hpp"
+
+namespace hw {
+
+class VerbsApi;
+class VerbsLink;
+
+class VerbsRuntime : public engine::Runtime {
+ public:
+  // Opens a queue pair to every peer on options.devices, exchanges endpoints
+  // over `side_channel`, connects, and returns once every peer has posted its
+  // receives. REQUIRES: side_channel has the same rank and world, reaches
+  // every peer and outlives this (it also tells a dead peer from a slow one).
+  // Throws LinkError naming the pair when a device is missing, down or has no
+  // IPv4-mapped GID; std::invalid_argument on bad options.
+  VerbsRuntime(int rank, int world, const VerbsOptions& options, engine::Runtime& side_channel);
+  VerbsRuntime(int rank, int world, const VerbsOptions& options, engine::Runtime& side_channel, VerbsApi& api);
+  // Sends what is still queued (bounded by peer_timeout_s), then destroys the queue pairs.
+  ~VerbsRuntime() override;
+
+  int rank() const override { return rank_; }
+  int world() const override { return world_; }
+  double now() const override;
+  void sleep_for(double seconds) override;
+  void send(int dst, int tag, engine::Payload payload) override;
+  engine::Payload recv(int src, int tag, double timeout_s) override;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct OutMessage {
+    int tag;
+    engine::Payload payload;
+    std::uint64_t frames, next_frame = 0;
+  };
+  struct Peer {
+    explicit Peer(std::uint32_t depth);
+    Peer(Peer&&) noexcept;
+    ~Peer();  // out of line: VerbsLink is complete only in the .cpp
+    std::unique_ptr<VerbsLink> link;
+    CreditWindow credits;
+    FrameAssembler assembler;
+    std::deque<OutMessage> out;
+    std::uint64_t next_sequence = 0;
+    std::optional<Clock::time_point> stalled_since;
+    std::string failure;  // non-empty once the peer is gone
+  };
+
+  void connect_all(engine::Runtime& side_channel, VerbsApi& api);
+  // Polls every live peer until `until` or, when `src` is given, a message from it with `tag`.
+  void progress(Clock::time_point until, int src = -1, int tag = 0);
+  bool step(int peer);
+  bool push(int peer);
+  void on_frame(int peer, std::span<const std::byte> frame);
+  void check_stall(int peer, bool moved);
+  void fail(int peer, const std::string& why);
+  bool live(int peer) const { return peer != rank_ && peers_[peer].link && peers_[peer].failure.empty(); }
+
+  int rank_, world_;
+  VerbsOptions options_;
+  engine::Runtime& side_channel_;
+  Clock::time_point start_;
+  std::vector<Peer> peers_;
+  std::map<std::pair<int, int>, std::deque<engine::Payload>> inbox_;  // (src, tag)
+};
+
+// What `meshinfer node` calls for transport "rdma": a TcpRuntime side channel
+// joined with `tcp`, and a VerbsRuntime over it; the result owns both.
+std::unique_ptr<engine::Runtime> make_verbs_runtime(int rank, int world, const TcpOptions& tcp,
+                                                    const VerbsOptions& verbs);
+
+}  // namespace hw

@@ -1,0 +1,333 @@
+#include "sim/studies/plan_sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "engine/planner.hpp"
+#include "engine/profile.hpp"
+#include "engine/report/report.hpp"
+#include "engine/workload.hpp"
+#include "sim/scenario_run.hpp"
+#include "sim/studies/worker_pool.hpp"
+
+namespace sim {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr int kProbeOutputTokens = 16;   // enough decode steps for a steady ITL
+constexpr int kMaxProbeRequests = 16;
+constexpr double kDetectS = 0.25;        // the scenario default heartbeat timeout
+
+struct Spec {
+  std::vector<std::string> hardware;
+  std::string link, strategy;
+};
+
+// Every multiset of `n` cards, as non-decreasing indexes into `cards`.
+void mixes(int n, int cards, std::vector<int>& cur, std::vector<std::vector<int>>& out) {
+  if (static_cast<int>(cur.size()) == n) return out.push_back(cur);
+  for (int c = cur.empty() ? 0 : cur.back(); c < cards; ++c) {
+    cur.push_back(c);
+    mixes(n, cards, cur, out);
+    cur.pop_back();
+  }
+}
+
+engine::Scenario scenario_of(const PlanQuery& q, const Spec& spec) {
+  engine::Scenario s;
+  s.name = "plan";
+  s.file = "plan";
+  s.seed = q.seed;
+  const int n = static_cast<int>(spec.hardware.size());
+  for (int i = 0; i < n; ++i) s.nodes.push_back({"n" + std::to_string(i + 1), spec.hardware[i]});
+  s.fabric.type = "full-mesh";
+  s.fabric.link = spec.link;
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b) s.fabric.cables.push_back({a, b, 0, 0, spec.link});
+  s.model = q.model;
+  s.quant = q.quant;
+  s.parallelism = spec.strategy;
+  s.profile = q.profile;
+  s.workload = q.workload;
+  return s;
+}
+
+// Why a full mesh of this spec cannot be cabled, or empty.
+std::string cabling_problem(const Spec& spec, const engine::Catalog& catalog) {
+  const auto& link = catalog.link(spec.link);
+  const int need = static_cast<int>(spec.hardware.size()) - 1;
+  if (link.switched || need == 0) return "";
+  for (const auto& hw : spec.hardware) {
+    const auto& ports = catalog.hardware(hw).ports;
+    const int have = ports.count(link.port_kind) ? ports.at(link.port_kind) : 0;
+    if (have < need)
+      return fmt::format("a full mesh of {} needs {} {} ports per node; {} has {}", need + 1, need, link.port_kind, hw, have);
+  }
+  return "";
+}
+
+json summary_of(const engine::Scenario& s, const engine::Catalog& catalog, const engine::Plan& plan,
+                const engine::BackendProfile& profile, std::vector<engine::Request> requests) {
+  const auto r = run_isolated([&] {
+    const auto result = simulate(s, catalog, plan, profile, std::move(requests));
+    return build_report(s, catalog, plan, profile.name, result, s.seed)["summary"].dump();
+  });
+  if (!r.ok) throw std::runtime_error(r.output);
+  return json::parse(r.output);
+}
+
+std::vector<engine::Request> batch_one(const PlanQuery& q) {
+  auto requests = engine::make_requests(q.workload, q.seed);
+  requests.resize(1);
+  requests[0].output_tokens = kProbeOutputTokens;
+  requests[0].arrival_s = 0;
+  return requests;
+}
+
+// The workload itself, shortened so a sweep of hundreds of clusters stays quick.
+std::vector<engine::Request> workload_probe(const PlanQuery& q) {
+  auto requests = engine::make_requests(q.workload, q.seed);
+  const int keep = std::min<int>(requests.size(), std::max(kMaxProbeRequests, 2 * q.workload.concurrency));
+  requests.resize(keep);
+  for (auto& r : requests) r.output_tokens = std::min(r.output_tokens, 2 * kProbeOutputTokens);
+  return requests;
+}
+
+bool concurrent(const engine::Workload& w) { return w.arrival == "poisson" || w.concurrency > 1; }
+
+// After losing one node of each hardware kind present: does the model still
+// fit, how long until it serves again, how fast then. The worst case counts.
+json n_plus_one(const PlanQuery& q, const Spec& spec, const engine::Catalog& catalog, const engine::BackendProfile& profile) {
+  if (spec.hardware.size() < 2) return {{"tolerant", false}, {"reason", "a single node has no survivor"}};
+  json worst;
+  for (const auto& lost : std::set<std::string>(spec.hardware.begin(), spec.hardware.end())) {
+    Spec survivors = spec;
+    survivors.hardware.erase(std::find(survivors.hardware.begin(), survivors.hardware.end(), lost));
+    json entry{{"lost", lost}};
+    try {
+      engine::Scenario s = scenario_of(q, survivors);
+      engine::Plan plan;
+      std::string refusals;
+      for (const char* strategy : {spec.strategy.c_str(), "tensor-uneven", "pipeline"}) {
+        try {
+          plan = engine::make_plan(s, catalog, strategy);
+          s.parallelism = strategy;
+          break;
+        } catch (const engine::PlanError& e) {
+          refusals += std::string(refusals.empty() ? "" : "; ") + e.what();
+        }
+      }
+      if (plan.shards.empty()) throw engine::PlanError(refusals);
+      double reload = 0;
+      for (const auto& sh : plan.shards) reload = std::max(reload, sh.weight_bytes / catalog.hardware(sh.hardware).ssd_read_bandwidth);
+      entry["tolerant"] = true;
+      entry["strategy"] = s.parallelism;
+      entry["recovery_s"] = kDetectS + reload;
+      entry["decode_tokens_per_s"] = summary_of(s, catalog, plan, profile, batch_one(q))["decode_tokens_per_s"];
+    } catch (const engine::PlanError& e) {
+      entry["tolerant"] = false;
+      entry["reason"] = e.what();
+    }
+    const bool worse = worst.is_null() || (!entry["tolerant"].get<bool>() && worst["tolerant"].get<bool>()) ||
+                       (entry["tolerant"].get<bool>() && worst["tolerant"].get<bool>() &&
+                        entry["decode_tokens_per_s"].get<double>() < worst["decode_tokens_per_s"].get<double>());
+    if (worse) worst = entry;
+  }
+  return worst;
+}
+
+json simulate_candidate(const PlanQuery& q, const Spec& spec, const engine::Catalog& catalog) {
+  const auto profile = engine::BackendProfile::load(catalog.dir(), q.profile);
+  const engine::Scenario s = scenario_of(q, spec);
+  const engine::Plan plan = engine::make_plan(s, catalog, spec.strategy);
+  const json b1 = summary_of(s, catalog, plan, profile, batch_one(q));
+  const json load = concurrent(q.workload) ? summary_of(s, catalog, plan, profile, workload_probe(q)) : b1;
+  json f;
+  f["kv_capacity_tokens"] = plan.kv_capacity_tokens;
+  f["decode_tokens_per_s_batch1"] = b1["decode_tokens_per_s"];
+  f["decode_tokens_per_s"] = load["decode_tokens_per_s"];
+  f["prefill_tokens_per_s"] = b1["prefill_tokens_per_s"];
+  f["ttft_s"] = load["ttft_s"];
+  f["itl_s"] = load["itl_s"];
+  f["n_plus_1"] = n_plus_one(q, spec, catalog, profile);
+  return f;
+}
+
+std::string describe(const json& c) {
+  std::map<std::string, int> count;
+  for (const auto& hw : c["nodes"]) count[hw.get<std::string>()] += 1;
+  std::string out;
+  for (const auto& [hw, k] : count) out += fmt::format("{}{}x {}", out.empty() ? "" : " + ", k, hw);
+  return fmt::format("{} / {} / {}", out, c["link"].get<std::string>(), c["strategy"].get<std::string>());
+}
+
+// The SLO verdict of a simulated candidate, or empty when it meets it.
+std::string slo_miss(const PlanQuery& q, const json& f) {
+  const double ttft = f["ttft_s"]["p99"], itl = f["itl_s"]["p99"];
+  if (q.slo_ttft_s > 0 && ttft > q.slo_ttft_s) return fmt::format("TTFT p99 {:.3f} s > {:.3f} s", ttft, q.slo_ttft_s);
+  if (q.slo_itl_s > 0 && itl > q.slo_itl_s) return fmt::format("ITL p99 {:.1f} ms > {:.1f} ms", 1e3 * itl, 1e3 * q.slo_itl_s);
+  return "";
+}
+
+double decode_speed(const json& c) { return c["figures"]["decode_tokens_per_s"].get<double>(); }
+double price(const json& c) { return c["price_usd"].get<double>(); }
+
+void rank(const PlanQuery& q, json& out) {
+  json& all = out["candidates"];
+  std::optional<std::size_t> cheapest, fastest;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    json& c = all[i];
+    if (c["status"] != "simulated") continue;
+    const std::string miss = slo_miss(q, c["figures"]);
+    c["meets_slo"] = miss.empty();
+    if (!miss.empty()) c["verdict"] = "misses the SLO: " + miss;
+    if (!fastest || decode_speed(c) > decode_speed(all[*fastest])) fastest = i;
+    if (miss.empty() && (!cheapest || price(c) < price(all[*cheapest]) ||
+                         (price(c) == price(all[*cheapest]) && decode_speed(c) > decode_speed(all[*cheapest]))))
+      cheapest = i;
+  }
+  out["cheapest_meeting_slo"] = cheapest ? json(*cheapest) : json(nullptr);
+  out["fastest"] = fastest ? json(*fastest) : json(nullptr);
+  if (!cheapest) out["no_candidate_meets_slo"] = "no simulated candidate meets the SLO; each one's verdict says by how much";
+  json& ranked = out["candidates"];
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    json& c = ranked[i];
+    if (c["status"] != "simulated" || c.contains("verdict")) continue;
+    if (i == cheapest && i == fastest) c["verdict"] = "cheapest meeting the SLO, and fastest";
+    else if (i == cheapest) c["verdict"] = "cheapest meeting the SLO";
+    else if (i == fastest) c["verdict"] = "fastest overall";
+    else if (cheapest)
+      c["verdict"] = fmt::format("meets the SLO but costs {:.0f} USD more than #{} ({}) for {:+.0f}% decode speed",
+                                 price(c) - price(ranked[*cheapest]), *cheapest, describe(ranked[*cheapest]),
+                                 100 * (decode_speed(c) / decode_speed(ranked[*cheapest]) - 1));
+  }
+}
+
+}  // namespace
+
+json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog) {
+  const auto& model = catalog.model(q.model);
+  model.quant(q.quant);
+  std::vector<Spec> specs;
+  for (int n = 1; n <= q.max_nodes; ++n) {
+    std::vector<std::vector<int>> all;
+    std::vector<int> cur;
+    mixes(n, static_cast<int>(q.hardware.size()), cur, all);
+    for (const auto& mix : all) {
+      Spec spec;
+      for (int c : mix) spec.hardware.push_back(q.hardware[c]);
+      // One node has no links and one placement.
+      for (const auto& link : n == 1 ? std::vector<std::string>{q.links[0]} : q.links)
+        for (const auto& strategy : n == 1 ? std::vector<std::string>{q.strategies[0]} : q.strategies) {
+          spec.link = link;
+          spec.strategy = strategy;
+          specs.push_back(spec);
+        }
+    }
+  }
+  json out;
+  out["schema"] = "meshinfer.plan/1";
+  out["query"] = {{"model", q.model},         {"quant", q.quant},       {"hardware", q.hardware},
+                  {"max_nodes", q.max_nodes}, {"links", q.links},       {"strategies", q.strategies},
+                  {"profile", q.profile},     {"slo_ttft_s", q.slo_ttft_s}, {"slo_itl_s", q.slo_itl_s},
+                  {"seed", q.seed}};
+  json candidates = json::array();
+  std::vector<int> to_simulate;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const Spec& spec = specs[i];
+    json c{{"index", i}, {"nodes", spec.hardware}, {"node_count", spec.hardware.size()}, {"link", spec.link}, {"strategy", spec.strategy}};
+    double price = 0, power = 0;
+    for (const auto& hw : spec.hardware) {
+      price += catalog.hardware(hw).price_usd;
+      power += catalog.hardware(hw).loaded_watts;
+    }
+    c["price_usd"] = price;
+    c["power_w"] = power;
+    std::string reason = cabling_problem(spec, catalog);
+    if (reason.empty()) {
+      try {
+        engine::make_plan(scenario_of(q, spec), catalog, spec.strategy);
+      } catch (const engine::PlanError& e) {
+        reason = e.what();
+      }
+    }
+    c["status"] = reason.empty() ? "simulated" : "dropped";
+    if (!reason.empty()) c["reason"] = reason;
+    else to_simulate.push_back(static_cast<int>(i));
+    candidates.push_back(c);
+  }
+  const auto results = run_parallel(static_cast<int>(to_simulate.size()), q.jobs, [&](int k) {
+    return simulate_candidate(q, specs[to_simulate[k]], catalog).dump();
+  });
+  for (std::size_t k = 0; k < to_simulate.size(); ++k) {
+    json& c = candidates[to_simulate[k]];
+    if (!results[k].ok) {
+      c["status"] = "failed";
+      c["reason"] = results[k].output;
+      continue;
+    }
+    c["figures"] = json::parse(results[k].output);
+    c["tokens_per_joule"] = c["figures"]["decode_tokens_per_s"].get<double>() / c["power_w"].get<double>();
+  }
+  out["candidates"] = candidates;
+  rank(q, out);
+  return out;
+}
+
+std::string render_plan_table(const json& plan) {
+  std::string out = fmt::format("{:>4}  {:<44} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8}  {}\n", "#", "cluster / link / plan", "price",
+                                "tok/s b1", "tok/s", "TTFT p99", "ITL p99", "N+1", "verdict");
+  for (const auto& c : plan["candidates"]) {
+    if (c["status"] != "simulated") continue;
+    const auto& f = c["figures"];
+    out += fmt::format("{:>4}  {:<44} {:>9.0f} {:>9.2f} {:>9.2f} {:>8.3f}s {:>8.1f}ms {:>8}  {}\n", c["index"].get<int>(),
+                       describe(c), c["price_usd"].get<double>(), f["decode_tokens_per_s_batch1"].get<double>(),
+                       f["decode_tokens_per_s"].get<double>(), f["ttft_s"]["p99"].get<double>(),
+                       1e3 * f["itl_s"]["p99"].get<double>(), f["n_plus_1"]["tolerant"].get<bool>() ? "yes" : "no",
+                       c.value("verdict", ""));
+  }
+  int dropped = 0;
+  for (const auto& c : plan["candidates"]) dropped += c["status"] != "simulated";
+  out += fmt::format("{} candidates simulated, {} dropped or failed (reasons in plan.json)\n",
+                     plan["candidates"].size() - dropped, dropped);
+  if (plan.contains("no_candidate_meets_slo")) out += plan["no_candidate_meets_slo"].get<std::string>() + "\n";
+  return out;
+}
+
+std::string render_plan_markdown(const json& plan) {
+  const auto& q = plan["query"];
+  std::string out = fmt::format("# Capacity plan: {} {}\n\nSLO: TTFT p99 <= {} s, ITL p99 <= {} s (0: none). Profile: {}.\n\n",
+                                q["model"].get<std::string>(), q["quant"].get<std::string>(), q["slo_ttft_s"].get<double>(),
+                                q["slo_itl_s"].get<double>(), q["profile"].get<std::string>());
+  out += "| # | cluster / link / plan | price USD | power W | decode tok/s (batch 1) | decode tok/s | prefill tok/s | "
+         "TTFT p50/p99 s | ITL p50/p99 ms | KV tokens | tok/J | N+1 | verdict |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& c : plan["candidates"]) {
+    if (c["status"] != "simulated") continue;
+    const auto& f = c["figures"];
+    const auto& n1 = f["n_plus_1"];
+    const std::string tolerance = n1["tolerant"].get<bool>()
+                                      ? fmt::format("yes: {:.0f} s to recover, {:.1f} tok/s", n1["recovery_s"].get<double>(),
+                                                    n1["decode_tokens_per_s"].get<double>())
+                                      : "no";
+    out += fmt::format("| {} | {} | {:.0f} | {:.0f} | {:.2f} | {:.2f} | {:.1f} | {:.3f}/{:.3f} | {:.1f}/{:.1f} | {:.0f} | {:.3f} | {} | {} |\n",
+                       c["index"].get<int>(), describe(c), c["price_usd"].get<double>(), c["power_w"].get<double>(),
+                       f["decode_tokens_per_s_batch1"].get<double>(), f["decode_tokens_per_s"].get<double>(),
+                       f["prefill_tokens_per_s"].get<double>(), f["ttft_s"]["p50"].get<double>(), f["ttft_s"]["p99"].get<double>(),
+                       1e3 * f["itl_s"]["p50"].get<double>(), 1e3 * f["itl_s"]["p99"].get<double>(),
+                       f["kv_capacity_tokens"].get<double>(), c["tokens_per_joule"].get<double>(), tolerance,
+                       c.value("verdict", ""));
+  }
+  out += "\n## Dropped\n\n| # | cluster / link / plan | reason |\n|---|---|---|\n";
+  for (const auto& c : plan["candidates"])
+    if (c["status"] != "simulated") out += fmt::format("| {} | {} | {} |\n", c["index"].get<int>(), describe(c), c["reason"].get<std::string>());
+  return out;
+}
+
+}  // namespace sim

@@ -1,0 +1,92 @@
+#include "sim/studies/worker_pool.hpp"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace sim {
+
+namespace {
+
+// A record on a worker's pipe: item index, ok flag, length, then the bytes.
+void write_record(int fd, std::int32_t index, const IsolatedResult& r) {
+  std::string rec(4 + 1 + 8, '\0');
+  const std::uint64_t len = r.output.size();
+  std::memcpy(rec.data(), &index, 4);
+  rec[4] = r.ok ? 1 : 0;
+  std::memcpy(rec.data() + 5, &len, 8);
+  rec += r.output;
+  for (std::size_t done = 0; done < rec.size();) {
+    const ssize_t n = ::write(fd, rec.data() + done, rec.size() - done);
+    if (n <= 0) ::_exit(3);
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void parse_records(const std::string& buf, std::vector<IsolatedResult>& out) {
+  for (std::size_t at = 0; at + 13 <= buf.size();) {
+    std::int32_t index;
+    std::uint64_t len;
+    std::memcpy(&index, buf.data() + at, 4);
+    std::memcpy(&len, buf.data() + at + 5, 8);
+    if (index < 0 || static_cast<std::size_t>(index) >= out.size() || at + 13 + len > buf.size())
+      throw std::runtime_error("worker pool: corrupt result record");
+    out[index] = {buf[at + 4] == 1, buf.substr(at + 13, len)};
+    at += 13 + len;
+  }
+}
+
+}  // namespace
+
+std::vector<IsolatedResult> run_parallel(int items, int jobs, const std::function<std::string(int)>& fn) {
+  std::vector<IsolatedResult> out(items, IsolatedResult{false, "worker died before reaching this item"});
+  if (jobs <= 1) {
+    for (int i = 0; i < items; ++i) out[i] = run_isolated([&] { return fn(i); });
+    return out;
+  }
+  std::fflush(nullptr);
+  std::vector<pid_t> pids;
+  std::vector<pollfd> fds;
+  for (int w = 0; w < jobs; ++w) {
+    int p[2];
+    if (::pipe(p) != 0) throw std::runtime_error("pipe failed");
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+      ::close(p[0]);
+      for (int i = w; i < items; i += jobs) write_record(p[1], i, run_isolated([&] { return fn(i); }));
+      ::_exit(0);
+    }
+    ::close(p[1]);
+    pids.push_back(pid);
+    fds.push_back(pollfd{p[0], POLLIN, 0});
+  }
+  // Drain every pipe as it fills, so no worker blocks on a full one.
+  std::vector<std::string> bufs(jobs);
+  int open = jobs;
+  char chunk[65536];
+  while (open > 0) {
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) throw std::runtime_error("poll failed");
+    for (int w = 0; w < jobs; ++w) {
+      if (fds[w].fd < 0 || !(fds[w].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(fds[w].fd, chunk, sizeof chunk);
+      if (n > 0) {
+        bufs[w].append(chunk, static_cast<std::size_t>(n));
+      } else {
+        ::close(fds[w].fd);
+        fds[w].fd = -1;
+        --open;
+      }
+    }
+  }
+  for (pid_t pid : pids) ::waitpid(pid, nullptr, 0);
+  for (const auto& b : bufs) parse_records(b, out);
+  return out;
+}
+
+}  // namespace sim

@@ -1,0 +1,106 @@
+// The engine's collectives and the tiny model over VerbsRuntime on a real RDMA device (a NIC, a
+// Thunderbolt port, or Soft-RoCE: `rdma link add rxe0 type rxe netdev IFACE`),
+// ranks as processes on this machine all using one device, compared bit for
+// bit with the same collectives over TCP. Skipped, with the reason, where
+// ibv_get_device_list returns nothing; MESHINFER_VERBS_DEVICE picks a device.
+#include <gtest/gtest.h>
+
+#include <infiniband/verbs.h>
+
+#include <cstdlib>
+#include <tuple>
+
+#include "engine/compute/random_model.hpp"
+#include "hw/verbs/verbs_runtime.hpp"
+#include "support/cli_runner.hpp"
+#include "support/collective_suite.hpp"
+#include "support/cpu_engine.hpp"
+#include "support/tcp_cluster.hpp"
+
+namespace {
+
+// The device to use, or empty when this machine has none.
+std::string rdma_device() {
+  if (const char* chosen = std::getenv("MESHINFER_VERBS_DEVICE")) return chosen;
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  const std::string name = list && n > 0 ? ibv_get_device_name(list[0]) : "";
+  if (list) ibv_free_device_list(list);
+  return name;
+}
+
+constexpr const char* kNoDevice =
+    "no RDMA device: ibv_get_device_list returned none (Linux: load rdma_rxe and run "
+    "`rdma link add rxe0 type rxe netdev IFACE`; macOS: enable RDMA in recovery mode)";
+
+using Case = std::tuple<int, hw::QpType, std::size_t>;  // ranks, queue pair type, frame stride
+
+class VerbsEndToEnd : public testing::TestWithParam<Case> {};
+
+// `work` on every rank of a VerbsRuntime world on `device`, shaped by `c`,
+// each rank a process with a TCP side channel.
+template <typename Work>
+auto run_over_verbs(const std::string& device, const Case& c, Work work) {
+  const int n = std::get<0>(c);
+  return testsupport::run_tcp_cluster(n, [&](engine::Runtime& side) {
+    hw::VerbsOptions o;
+    o.devices.assign(n, device);
+    o.devices[side.rank()].reset();
+    o.qp_type = std::get<1>(c);
+    o.frame_bytes = std::get<2>(c);
+    hw::VerbsRuntime rt(side.rank(), n, o, side);
+    return work(rt);
+  }, 120);
+}
+
+TEST_P(VerbsEndToEnd, CollectivesMatchTcpBitForBit) {
+  const std::string device = rdma_device();
+  if (device.empty()) GTEST_SKIP() << kNoDevice;
+  const int n = std::get<0>(GetParam());
+  const std::uint64_t elements = (1u << 18) + 3;  // 1 MiB and a ragged tail
+
+  const auto over_verbs =
+      run_over_verbs(device, GetParam(), [&](engine::Runtime& rt) { return testsupport::run_collective_suite(rt, elements); });
+  const auto over_tcp = testsupport::run_tcp_cluster(n, [&](engine::Runtime& rt) {
+    return testsupport::run_collective_suite(rt, elements);
+  }, 120);
+  for (int r = 0; r < n; ++r) {
+    ASSERT_TRUE(over_verbs[r].ok) << "rank " << r << " over verbs: " << over_verbs[r].output;
+    ASSERT_TRUE(over_tcp[r].ok) << "rank " << r << " over TCP: " << over_tcp[r].output;
+    EXPECT_EQ(over_verbs[r].output, over_tcp[r].output) << "rank " << r;
+  }
+}
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+  const auto [n, type, stride] = info.param;
+  return "n" + std::to_string(n) + (type == hw::QpType::kUC ? "_UC_" : "_RC_") + std::to_string(stride / 1024) + "KiB";
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, VerbsEndToEnd,
+                         testing::Values(Case{2, hw::QpType::kUC, 4096}, Case{4, hw::QpType::kUC, 4096},
+                                         Case{2, hw::QpType::kRC, 4096}, Case{4, hw::QpType::kRC, 4096},
+                                         Case{2, hw::QpType::kUC, 512 * 1024}),
+                         case_name);
+
+// The tiny model in tensor parallel: the same greedy token ids over
+// verbs as over TCP (itself checked against one rank in cpu_tokens_test).
+TEST_P(VerbsEndToEnd, TinyModelTokensMatchTcp) {
+  const std::string device = rdma_device();
+  if (device.empty()) GTEST_SKIP() << kNoDevice;
+  const int n = std::get<0>(GetParam());
+  const std::string dir = testsupport::fresh_dir("verbs-tiny-model");
+  engine::write_random_model(dir, engine::tiny_model_config(), 42);
+  const engine::Scenario s = testsupport::cpu_scenario(dir, n, 3, 11, 6, 2, 5);
+  const auto over_verbs = run_over_verbs(device, GetParam(), [&](engine::Runtime& rt) {
+    return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, "tensor"));
+  });
+  const auto over_tcp = testsupport::run_tcp_cluster(n, [&](engine::Runtime& rt) {
+    return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, "tensor"));
+  }, 120);
+  ASSERT_TRUE(over_verbs[0].ok) << over_verbs[0].output;
+  ASSERT_TRUE(over_tcp[0].ok) << over_tcp[0].output;
+  EXPECT_FALSE(over_tcp[0].output.empty());
+  EXPECT_EQ(over_verbs[0].output, over_tcp[0].output);
+}
+
+}  // namespace

@@ -1,0 +1,144 @@
+// Messages cut into fixed-stride frames and put back together, at the strides
+// macOS allows, for sizes at every edge of a frame.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <tuple>
+#include <vector>
+
+#include "hw/verbs/verbs_frames.hpp"
+
+namespace {
+
+engine::Payload patterned(std::uint64_t n) {
+  std::vector<std::byte> bytes(n);
+  for (std::uint64_t i = 0; i < n; ++i) bytes[i] = static_cast<std::byte>((i * 131 + (i >> 12)) & 0xff);
+  return engine::Payload::of(bytes);
+}
+
+// Packs `message` into frames of `stride` and feeds them to `assembler`;
+// returns the frames and what came out.
+struct Sent {
+  std::vector<std::vector<std::byte>> frames;
+  std::optional<std::pair<int, engine::Payload>> received;
+};
+
+Sent send_through(hw::FrameAssembler& assembler, std::size_t stride, int tag, const engine::Payload& message,
+                  std::uint64_t first_sequence) {
+  Sent s;
+  const std::uint64_t n = hw::frames_for(message.size, stride);
+  std::vector<std::byte> frame(stride);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    hw::pack_frame(frame, tag, message, i, first_sequence + i, 0);
+    if (i < 2 || i + 1 == n) s.frames.push_back(frame);  // enough to inspect; 64 MiB has 16k frames
+    auto out = assembler.accept(hw::read_frame_header(frame), frame);
+    if (i + 1 < n) EXPECT_FALSE(out.has_value()) << "message completed early at frame " << i;
+    else s.received = std::move(out);
+  }
+  return s;
+}
+
+class FrameRoundTrip : public testing::TestWithParam<std::tuple<std::size_t, std::uint64_t>> {};
+
+TEST_P(FrameRoundTrip, EveryByteArrivesInFramesOfExactlyTheStride) {
+  const auto [stride, size_code] = GetParam();
+  const std::uint64_t cap = stride - hw::kFrameHeaderBytes;
+  // size_code: 0 bytes, then cap - 1, cap, cap + 1, 3 * cap (a multiple), or an absolute size.
+  const std::uint64_t size = size_code == 1 ? cap - 1 : size_code == 2 ? cap : size_code == 3 ? cap + 1
+                           : size_code == 4 ? 3 * cap : size_code;
+  const engine::Payload message = patterned(size);
+  hw::FrameAssembler assembler;
+  const Sent s = send_through(assembler, stride, 42, message, 0);
+  EXPECT_EQ(hw::frames_for(size, stride), std::max<std::uint64_t>(1, (size + cap - 1) / cap));
+  ASSERT_TRUE(s.received.has_value());
+  EXPECT_EQ(s.received->first, 42);
+  EXPECT_EQ(s.received->second.size, size);
+  EXPECT_TRUE(s.received->second.bytes == message.bytes) << "content differs";
+  // The last frame is padded with zeros to the full stride.
+  const std::vector<std::byte>& last = s.frames.back();
+  ASSERT_EQ(last.size(), stride);
+  const std::uint32_t used = hw::read_frame_header(last).chunk_bytes;
+  for (std::size_t i = hw::kFrameHeaderBytes + used; i < stride; ++i) ASSERT_EQ(last[i], std::byte{0}) << "at " << i;
+}
+
+std::string round_trip_name(const testing::TestParamInfo<std::tuple<std::size_t, std::uint64_t>>& info) {
+  static const char* edges[] = {"empty", "cap_minus_1", "cap", "cap_plus_1", "three_caps"};
+  const auto [stride, code] = info.param;
+  return std::to_string(stride / 1024) + "KiB_" + (code < 5 ? edges[code] : std::to_string(code) + "B");
+}
+
+INSTANTIATE_TEST_SUITE_P(Strides, FrameRoundTrip,
+                         testing::Combine(testing::Values(4096, 16384, 512 * 1024),
+                                          testing::Values(0, 1, 2, 3, 4, 64ull << 20)),
+                         round_trip_name);
+
+TEST(Frames, SizeOnlyPayloadsArriveWithTheirSizeAndNoBytes) {
+  hw::FrameAssembler assembler;
+  const Sent s = send_through(assembler, 4096, 7, engine::Payload::sized(10000), 0);
+  ASSERT_TRUE(s.received.has_value());
+  EXPECT_EQ(s.received->second.size, 10000u);
+  EXPECT_TRUE(s.received->second.bytes.empty());
+}
+
+TEST(Frames, MessagesFollowOneAnotherOnTheSameSequence) {
+  hw::FrameAssembler assembler;
+  const engine::Payload a = patterned(5000), b = patterned(3);
+  const Sent first = send_through(assembler, 4096, 1, a, 0);
+  const Sent second = send_through(assembler, 4096, 2, b, hw::frames_for(a.size, 4096));
+  ASSERT_TRUE(first.received && second.received);
+  EXPECT_EQ(second.received->first, 2);
+  EXPECT_TRUE(second.received->second.bytes == b.bytes);
+}
+
+TEST(Frames, CreditFramesCarryCreditsAndNoMessage) {
+  std::vector<std::byte> frame(4096);
+  hw::pack_credit_frame(frame, 0, 17);
+  const hw::FrameHeader h = hw::read_frame_header(frame);
+  EXPECT_TRUE(h.credit_only);
+  EXPECT_EQ(h.credits, 17u);
+  hw::FrameAssembler assembler;
+  EXPECT_FALSE(assembler.accept(h, frame).has_value());
+  // It still took sequence number 0: the next message starts at 1.
+  EXPECT_TRUE(send_through(assembler, 4096, 3, patterned(10), 1).received.has_value());
+}
+
+TEST(Frames, ALostFrameIsDetected) {
+  const engine::Payload m = patterned(10000);  // three frames at 4 KiB
+  std::vector<std::byte> frame(4096);
+  hw::FrameAssembler assembler;
+  hw::pack_frame(frame, 1, m, 0, 0, 0);
+  assembler.accept(hw::read_frame_header(frame), frame);
+  hw::pack_frame(frame, 1, m, 2, 2, 0);
+  EXPECT_THROW(assembler.accept(hw::read_frame_header(frame), frame), hw::FrameError);
+}
+
+TEST(Frames, AFrameOfAnotherMessageCannotInterruptOne) {
+  const engine::Payload m = patterned(10000), other = patterned(20000);
+  std::vector<std::byte> frame(4096);
+  hw::FrameAssembler assembler;
+  hw::pack_frame(frame, 1, m, 0, 0, 0);
+  assembler.accept(hw::read_frame_header(frame), frame);
+  hw::pack_frame(frame, 1, other, 1, 1, 0);
+  EXPECT_THROW(assembler.accept(hw::read_frame_header(frame), frame), hw::FrameError);
+}
+
+TEST(Frames, ForeignOrOverlongFramesAreRefused) {
+  std::vector<std::byte> frame(4096);
+  hw::pack_frame(frame, 1, patterned(100), 0, 0, 0);
+  frame[0] = std::byte{0};
+  EXPECT_THROW(hw::read_frame_header(frame), hw::FrameError);
+  hw::pack_frame(frame, 1, patterned(100), 0, 0, 0);
+  const std::uint32_t too_long = 4096;
+  std::memcpy(frame.data() + 12, &too_long, 4);  // chunk length field
+  EXPECT_THROW(hw::read_frame_header(frame), hw::FrameError);
+}
+
+TEST(Frames, StrideMustBeAMultipleOf4KiBUpTo512KiB) {
+  EXPECT_NO_THROW(hw::check_frame_stride(4096));
+  EXPECT_NO_THROW(hw::check_frame_stride(512 * 1024));
+  EXPECT_THROW(hw::check_frame_stride(2048), std::invalid_argument);
+  EXPECT_THROW(hw::check_frame_stride(6000), std::invalid_argument);
+  EXPECT_THROW(hw::check_frame_stride(1024 * 1024), std::invalid_argument);
+}
+
+}  // namespace

@@ -1,0 +1,345 @@
+// The order of the verbs calls that set up, connect and tear down a queue
+// pair, seen through a recorder behind VerbsApi. The recorder never delivers
+// a frame: it answers setup calls like a device with port 1 down and port 2
+// up, and reports only the completions a test puts in it (failures, mostly).
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+
+#include "engine/error.hpp"
+#include "hw/verbs/verbs_api.hpp"
+#include "hw/verbs/verbs_link.hpp"
+#include "hw/verbs/verbs_runtime.hpp"
+#include "support/tcp_cluster.hpp"
+
+namespace {
+
+const char* state_name(int s) {
+  switch (s) {
+    case IBV_QPS_RESET: return "RESET";
+    case IBV_QPS_INIT: return "INIT";
+    case IBV_QPS_RTR: return "RTR";
+    case IBV_QPS_RTS: return "RTS";
+    case IBV_QPS_ERR: return "ERR";
+    default: return "OTHER";
+  }
+}
+
+class Recorder : public hw::VerbsApi {
+ public:
+  std::vector<std::string> calls;
+  std::map<std::string, ibv_qp_attr> attrs;  // by target state name
+  std::map<std::string, int> masks;
+  ibv_qp_init_attr qp_init{};
+  int mr_access = 0;
+  std::vector<std::string> devices{"rdma_en2", "rdma_en3"};
+  ibv_port_state port2_state = IBV_PORT_ACTIVE;
+  bool has_ipv4_gid = true;
+  std::deque<ibv_wc> completions;  // what poll_cq hands out
+  std::vector<std::uint64_t> posted_recv_ids;
+
+  std::vector<std::string> device_names() override { return devices; }
+  ibv_context* open_device(const std::string& name) override {
+    calls.push_back("open_device " + name);
+    return std::count(devices.begin(), devices.end(), name) ? &context_ : nullptr;
+  }
+  int close_device(ibv_context*) override { return log("close_device"); }
+  int query_device(ibv_context*, ibv_device_attr* a) override {
+    a->phys_port_cnt = 2;
+    return log("query_device");
+  }
+  int query_port(ibv_context*, std::uint8_t port, ibv_port_attr* a) override {
+    a->state = port == 2 ? port2_state : IBV_PORT_DOWN;
+    a->active_mtu = IBV_MTU_4096;
+    a->lid = 0;
+    a->gid_tbl_len = 3;
+    return log(fmt::format("query_port {}", port));
+  }
+  int query_gid(ibv_context*, std::uint8_t port, int index, ibv_gid* g) override {
+    *g = ibv_gid{};
+    if (index == 0) g->raw[0] = 0xfe, g->raw[1] = 0x80, g->raw[15] = 1;  // link-local first
+    if (index == 2 && has_ipv4_gid) g->raw[10] = g->raw[11] = 0xff, g->raw[12] = 10, g->raw[15] = 2;
+    return log(fmt::format("query_gid {} {}", port, index));
+  }
+  ibv_pd* alloc_pd(ibv_context*) override { return log("alloc_pd"), &pd_; }
+  int dealloc_pd(ibv_pd*) override { return log("dealloc_pd"); }
+  ibv_cq* create_cq(ibv_context*, int entries) override { return log(fmt::format("create_cq {}", entries)), &cq_; }
+  int destroy_cq(ibv_cq*) override { return log("destroy_cq"); }
+  ibv_qp* create_qp(ibv_pd*, ibv_qp_init_attr* a) override {
+    qp_init = *a;
+    qp_.qp_num = 0x4242;
+    return log(a->qp_type == IBV_QPT_UC ? "create_qp UC" : "create_qp RC"), &qp_;
+  }
+  int modify_qp(ibv_qp*, ibv_qp_attr* a, int mask) override {
+    const std::string s = state_name(a->qp_state);
+    attrs[s] = *a;
+    masks[s] = mask;
+    return log("modify_qp " + s);
+  }
+  int destroy_qp(ibv_qp*) override { return log("destroy_qp"); }
+  ibv_mr* reg_mr(ibv_pd*, void*, std::size_t, int access) override {
+    mr_access = access;
+    mr_.lkey = 7;
+    return log("reg_mr"), &mr_;
+  }
+  int dereg_mr(ibv_mr*) override { return log("dereg_mr"); }
+  int post_send(ibv_qp*, ibv_send_wr* wr, ibv_send_wr**) override {
+    return log(fmt::format("post_send {}", wr->sg_list->length));
+  }
+  int post_recv(ibv_qp*, ibv_recv_wr* wr, ibv_recv_wr**) override {
+    posted_recv_ids.push_back(wr->wr_id);
+    return log("post_recv");
+  }
+  int poll_cq(ibv_cq*, int entries, ibv_wc* wc) override {
+    int n = 0;
+    for (; n < entries && !completions.empty(); ++n) {
+      wc[n] = completions.front();
+      completions.pop_front();
+    }
+    return n;
+  }
+
+  // The calls from the first one starting with `prefix`.
+  std::vector<std::string> from(const std::string& prefix) const {
+    auto it = std::find_if(calls.begin(), calls.end(), [&](const std::string& c) { return c.starts_with(prefix); });
+    return {it, calls.end()};
+  }
+
+ private:
+  int log(const std::string& call) {
+    calls.push_back(call);
+    return 0;
+  }
+  ibv_context context_{};
+  ibv_pd pd_{};
+  ibv_cq cq_{};
+  ibv_qp qp_{};
+  ibv_mr mr_{};
+};
+
+hw::VerbsOptions options(hw::QpType type = hw::QpType::kUC) {
+  hw::VerbsOptions o;
+  o.frame_bytes = 4096;
+  o.queue_depth = 4;
+  o.qp_type = type;
+  return o;
+}
+
+hw::VerbsEndpoint remote() {
+  hw::VerbsEndpoint e;
+  e.qpn = 0x99;
+  e.psn = 0x777;
+  e.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 3};
+  return e;
+}
+
+std::string link_error(Recorder& api, const std::string& device) {
+  try {
+    hw::VerbsLink link(api, device, "rank 0 -> rank 1", options(), 1);
+  } catch (const hw::LinkError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(VerbsLink, SetsUpConnectsAndTearsDownInTheVerbsOrder) {
+  Recorder api;
+  {
+    hw::VerbsLink link(api, "rdma_en3", "rank 0 -> rank 1", options(), 0x1234);
+    EXPECT_EQ(link.local().qpn, 0x4242u);
+    EXPECT_EQ(hw::gid_to_string(link.local().gid), "::ffff:10.0.0.2");
+    link.connect(remote());
+  }
+  const std::vector<std::string> expected{
+      "open_device rdma_en3", "query_device", "query_port 1", "query_port 2",  // port 1 is down: not assumed
+      "query_port 2", "query_gid 2 0", "query_gid 2 1", "query_gid 2 2",
+      "alloc_pd", "reg_mr", "create_cq 8", "create_qp UC",
+      "modify_qp INIT", "modify_qp RTR", "modify_qp RTS",
+      "post_recv", "post_recv", "post_recv", "post_recv",                     // only once in RTS
+      "destroy_qp", "destroy_cq", "dereg_mr", "dealloc_pd", "close_device"};  // no ERR first
+  EXPECT_EQ(api.calls, expected);
+}
+
+TEST(VerbsLink, UsesTheActivePortTheIpv4GidAndThePeersEndpoint) {
+  Recorder api;
+  hw::VerbsLink link(api, "rdma_en3", "rank 0 -> rank 1", options(), 0x1234);
+  link.connect(remote());
+  EXPECT_EQ(api.attrs["INIT"].port_num, 2);
+  EXPECT_EQ(api.attrs["RTR"].ah_attr.port_num, 2);
+  EXPECT_EQ(api.attrs["RTR"].ah_attr.grh.sgid_index, 2);
+  EXPECT_EQ(api.attrs["RTR"].ah_attr.is_global, 1);
+  EXPECT_EQ(api.attrs["RTR"].ah_attr.grh.dgid.raw[15], 3);
+  EXPECT_EQ(api.attrs["RTR"].dest_qp_num, 0x99u);
+  EXPECT_EQ(api.attrs["RTR"].rq_psn, 0x777u);
+  EXPECT_EQ(api.attrs["RTR"].path_mtu, IBV_MTU_4096);
+  EXPECT_EQ(api.attrs["RTS"].sq_psn, 0x1234u);
+  // Apple refuses memory registered with LOCAL_WRITE alone.
+  EXPECT_NE(api.mr_access, IBV_ACCESS_LOCAL_WRITE);
+  EXPECT_TRUE(api.mr_access & IBV_ACCESS_LOCAL_WRITE);
+  EXPECT_EQ(api.qp_init.cap.max_recv_wr, 4u);  // queue depth counts frames
+  EXPECT_EQ(api.qp_init.sq_sig_all, 1);        // every send completion is checked
+}
+
+TEST(VerbsLink, UcCarriesNoReliableConnectionAttributes) {
+  Recorder api;
+  hw::VerbsLink(api, "rdma_en3", "r", options(hw::QpType::kUC), 1).connect(remote());
+  EXPECT_EQ(api.masks["RTR"], IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
+  EXPECT_EQ(api.masks["RTS"], IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+TEST(VerbsLink, RcAddsRetriesThatEnd) {
+  Recorder api;
+  hw::VerbsLink(api, "rdma_en3", "r", options(hw::QpType::kRC), 1).connect(remote());
+  EXPECT_EQ(api.calls[11], "create_qp RC");
+  EXPECT_TRUE(api.masks["RTR"] & IBV_QP_MIN_RNR_TIMER);
+  EXPECT_TRUE(api.masks["RTS"] & IBV_QP_RETRY_CNT);
+  EXPECT_LT(api.attrs["RTS"].rnr_retry, 7);  // 7 would retry forever
+}
+
+TEST(VerbsLink, MissingDeviceNamesThePairAndListsTheDevices) {
+  Recorder api;
+  const std::string e = link_error(api, "rdma_en9");
+  EXPECT_NE(e.find("rank 0 -> rank 1 (rdma_en9)"), std::string::npos) << e;
+  EXPECT_NE(e.find("rdma_en2, rdma_en3"), std::string::npos) << e;
+}
+
+TEST(VerbsLink, DownDeviceIsRefusedAndReleased) {
+  Recorder api;
+  api.port2_state = IBV_PORT_DOWN;
+  const std::string e = link_error(api, "rdma_en3");
+  EXPECT_NE(e.find("rank 0 -> rank 1 (rdma_en3): device is down"), std::string::npos) << e;
+  EXPECT_NE(e.find("port 2 DOWN"), std::string::npos) << e;
+  EXPECT_EQ(api.calls.back(), "close_device");
+}
+
+TEST(VerbsLink, NoIpv4GidYetIsRefusedAndReleased) {
+  Recorder api;
+  api.has_ipv4_gid = false;
+  const std::string e = link_error(api, "rdma_en3");
+  EXPECT_NE(e.find("no IPv4-mapped GID"), std::string::npos) << e;
+  EXPECT_EQ(api.calls.back(), "close_device");
+}
+
+TEST(VerbsLink, AReceivedFrameIsHandedOverAndItsSlotPostedAgain) {
+  Recorder api;
+  hw::VerbsLink link(api, "rdma_en3", "r", options(), 1);
+  link.connect(remote());
+  ibv_wc wc{};
+  wc.wr_id = 2;
+  wc.status = IBV_WC_SUCCESS;
+  wc.byte_len = 4096;
+  api.completions.push_back(wc);
+  int frames = 0;
+  EXPECT_EQ(link.poll([&](std::span<const std::byte> f) { frames += f.size() == 4096; }), 1);
+  EXPECT_EQ(frames, 1);
+  EXPECT_EQ(api.posted_recv_ids.back(), 2u);
+}
+
+TEST(VerbsLink, SendFramesAreBoundedByTheQueueDepth) {
+  Recorder api;
+  hw::VerbsLink link(api, "rdma_en3", "r", options(), 1);
+  link.connect(remote());
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_FALSE(link.next_send_frame().empty());
+    link.post_next_send();
+  }
+  EXPECT_TRUE(link.next_send_frame().empty());
+  EXPECT_EQ(api.calls.back(), "post_send 4096");  // always the full stride
+}
+
+TEST(VerbsLink, AFailedCompletionIsAnError) {
+  Recorder api;
+  hw::VerbsLink link(api, "rdma_en3", "rank 0 -> rank 1", options(), 1);
+  link.connect(remote());
+  ibv_wc wc{};
+  wc.wr_id = 1ull << 63;
+  wc.status = IBV_WC_RETRY_EXC_ERR;
+  api.completions.push_back(wc);
+  try {
+    link.poll([](std::span<const std::byte>) {});
+    FAIL() << "a failed completion went unnoticed";
+  } catch (const hw::LinkError& e) {
+    EXPECT_NE(std::string(e.what()).find("send completion failed"), std::string::npos) << e.what();
+  }
+}
+
+TEST(VerbsLink, AShortFrameIsAnError) {
+  Recorder api;
+  hw::VerbsLink link(api, "rdma_en3", "r", options(), 1);
+  link.connect(remote());
+  ibv_wc wc{};
+  wc.status = IBV_WC_SUCCESS;
+  wc.byte_len = 100;
+  api.completions.push_back(wc);
+  EXPECT_THROW(link.poll([](std::span<const std::byte>) {}), hw::LinkError);
+}
+
+// The runtime over two real processes whose side channel is real TCP and whose
+// verbs calls go to a recorder: a failed completion must surface as
+// PeerFailure naming the peer, the way a dead TCP connection does.
+TEST(VerbsRuntime, AFailedCompletionIsAPeerFailureForThatRank) {
+  const auto results = testsupport::run_tcp_cluster(2, [](engine::Runtime& side) {
+    Recorder api;
+    hw::VerbsOptions o = options();
+    o.devices = {std::nullopt, std::nullopt};
+    o.devices[1 - side.rank()] = "rdma_en3";
+    hw::VerbsRuntime rt(side.rank(), side.world(), o, side, api);
+    ibv_wc wc{};
+    wc.status = IBV_WC_REM_ACCESS_ERR;
+    api.completions.push_back(wc);
+    const int peer = 1 - rt.rank();
+    try {
+      rt.recv(peer, 5, 5);
+    } catch (const engine::PeerFailure& e) {
+      return fmt::format("{} {}", e.peer(), e.what());
+    }
+    return std::string("no failure");
+  }, 60);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(results[r].ok) << results[r].output;
+    EXPECT_TRUE(results[r].output.starts_with(std::to_string(1 - r) + " ")) << results[r].output;
+    EXPECT_NE(results[r].output.find("remote access error"), std::string::npos) << results[r].output;
+  }
+}
+
+// Without credits back from the peer, a sender stops one frame short of the
+// peer's posted receives (the last is kept for returning credits), and a peer
+// that stays silent past peer_timeout_s is a PeerFailure for that rank.
+TEST(VerbsRuntime, SendsStopAtTheCreditsAndASilentPeerFails) {
+  const auto results = testsupport::run_tcp_cluster(2, [](engine::Runtime& side) {
+    Recorder api;
+    hw::VerbsOptions o = options();  // 4 receive frames per peer
+    o.devices = {std::nullopt, std::nullopt};
+    o.devices[1 - side.rank()] = "rdma_en3";
+    o.peer_timeout_s = 0.2;
+    hw::VerbsRuntime rt(side.rank(), side.world(), o, side, api);
+    const int peer = 1 - rt.rank();
+    rt.send(peer, 1, engine::Payload::sized(100000));  // 25 frames
+    const auto sends = std::count(api.calls.begin(), api.calls.end(), "post_send 4096");
+    for (std::uint32_t slot = 0; slot < sends; ++slot) {  // the device reports them sent
+      ibv_wc wc{};
+      wc.wr_id = (1ull << 63) | slot;
+      wc.status = IBV_WC_SUCCESS;
+      api.completions.push_back(wc);
+    }
+    rt.sleep_for(0.5);
+    const auto sends_later = std::count(api.calls.begin(), api.calls.end(), "post_send 4096");
+    try {
+      rt.send(peer, 2, engine::Payload::sized(1));
+    } catch (const engine::PeerFailure& e) {
+      return fmt::format("{} {} {} {}", sends, sends_later, e.peer(), e.what());
+    }
+    return std::string("no failure");
+  }, 60);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(results[r].ok) << results[r].output;
+    EXPECT_TRUE(results[r].output.starts_with(fmt::format("3 3 {} ", 1 - r))) << results[r].output;
+    EXPECT_NE(results[r].output.find("no credit returned"), std::string::npos) << results[r].output;
+  }
+}
+
+}  // namespace
