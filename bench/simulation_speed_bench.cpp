@@ -9,7 +9,7 @@
 #include <chrono>
 
 #include "engine/cost_model.hpp"
-#include "engine/profile.hpp"
+#include "engine/stack_card.hpp"
 #include "engine/scenario.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
@@ -53,7 +53,7 @@ Figures run_engine(int batch) {
   engine::Scenario s = default_scenario();
   s.workload.concurrency = batch;
   const auto& catalog = engine::Catalog::builtin();
-  const auto profile = engine::BackendProfile::load(catalog.dir(), s.profile);
+  const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
   const auto plan = engine::make_plan(s, catalog, s.parallelism);
   auto events = count_events();
   const auto start = std::chrono::steady_clock::now();
@@ -71,7 +71,7 @@ Figures run_engine(int batch) {
 Figures run_raw(double tokens) {
   const engine::Scenario& s = default_scenario();
   const auto& catalog = engine::Catalog::builtin();
-  const auto profile = engine::BackendProfile::load(catalog.dir(), s.profile);
+  const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
   const auto plan = engine::make_plan(s, catalog, s.parallelism);
   const auto& model = catalog.model(s.model);
   const engine::CostModel cost(model, model.quant(s.quant), catalog.hardware(plan.shards[0].hardware), profile,

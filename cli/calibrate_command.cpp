@@ -7,9 +7,9 @@
 #include <set>
 
 #include "cli/commands.hpp"
-#include "engine/calibration.hpp"
+#include "engine/measurements.hpp"
 #include "engine/error.hpp"
-#include "sim/studies/calibration.hpp"
+#include "sim/studies/calibration_fit.hpp"
 #include "sim/studies/calibration_report.hpp"
 
 namespace cli {
@@ -49,7 +49,7 @@ void calibrate_stack(const CalibrateOptions& o, const engine::Measurements& m, c
   const std::string file = catalog.dir() + "/profiles/" + stack + ".json";
   const auto rows = rows_of(m, stack);
   if (rows.empty()) throw engine::InputError(o.measurements, "", "no row names the stack " + stack);
-  auto profile = engine::BackendProfile::load(catalog.dir(), stack);
+  auto profile = engine::StackCard::load(catalog.dir(), stack);
   if (!o.no_fit) {
     const auto parameters = engine::fit_parameters(file);
     const auto fit = sim::fit_profile(rows, m.cluster, catalog, profile, parameters, o.max_evaluations);

@@ -17,7 +17,7 @@ LoadedScenario load_for_run(const std::string& scenario_file, const std::vector<
   l.scenario = engine::load_scenario(scenario_file, l.catalog);
   if (seed) l.scenario.seed = *seed;
   l.catalog = engine::catalog_for(l.scenario, l.catalog);
-  l.profile = engine::BackendProfile::load(l.catalog.dir(), l.scenario.profile);
+  l.profile = engine::StackCard::load(l.catalog.dir(), l.scenario.profile);
   const sim::PlanChoice choice = sim::choose_plan(l.scenario, l.catalog, l.profile);
   l.plan = choice.plan;
   if (print_plan) {

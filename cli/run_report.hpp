@@ -10,7 +10,7 @@
 #include "engine/catalog.hpp"
 #include "engine/executor.hpp"
 #include "engine/planner.hpp"
-#include "engine/profile.hpp"
+#include "engine/stack_card.hpp"
 #include "engine/scenario.hpp"
 
 namespace cli {
@@ -18,7 +18,7 @@ namespace cli {
 struct LoadedScenario {
   engine::Catalog catalog;   // the builtin one plus the user's card files
   engine::Scenario scenario;
-  engine::BackendProfile profile;
+  engine::StackCard profile;
   engine::Plan plan;
 };
 

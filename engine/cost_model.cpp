@@ -5,7 +5,7 @@
 
 namespace engine {
 
-CostModel::CostModel(const ModelCard& m, const Quantization& q, const HardwareCard& hw, const BackendProfile& p,
+CostModel::CostModel(const ModelCard& m, const Quantization& q, const HardwareCard& hw, const StackCard& p,
                      const Shard& shard)
     : model_(m), bytes_per_param_(q.bits_per_weight / 8), hw_(hw), profile_(p), shard_(shard) {}
 

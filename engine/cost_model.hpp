@@ -5,7 +5,7 @@
 
 #include "engine/catalog.hpp"
 #include "engine/planner.hpp"
-#include "engine/profile.hpp"
+#include "engine/stack_card.hpp"
 
 namespace engine {
 
@@ -20,7 +20,7 @@ struct StepShape {
 
 class CostModel {
  public:
-  CostModel(const ModelCard& m, const Quantization& q, const HardwareCard& hw, const BackendProfile& p, const Shard& shard);
+  CostModel(const ModelCard& m, const Quantization& q, const HardwareCard& hw, const StackCard& p, const Shard& shard);
 
   // Includes the profile's per-layer overhead (one charge per layer).
   double attention_s(int layer, const StepShape& s) const;
@@ -37,7 +37,7 @@ class CostModel {
   const ModelCard& model_;
   double bytes_per_param_;
   const HardwareCard& hw_;
-  const BackendProfile& profile_;
+  const StackCard& profile_;
   const Shard& shard_;
 };
 

@@ -6,7 +6,7 @@
 
 #include "engine/collectives.hpp"
 #include "engine/error.hpp"
-#include "engine/member_runtime.hpp"
+#include "engine/epoch_runtime.hpp"
 
 namespace engine {
 
@@ -25,7 +25,7 @@ constexpr double kStepProgressTimeoutS = 30;
 
 class NodeLoop {
  public:
-  // `rt`: this epoch's member runtime (logical ranks index `plan.shards`).
+  // `rt`: this epoch's EpochRuntime (logical ranks index `plan.shards`).
   NodeLoop(Runtime& rt, const EngineSetup& setup, const Plan& plan, const LinkCard& link, NodeResult& result)
       : setup_(setup),
         plan_(plan),
@@ -304,7 +304,7 @@ int strategy_index(const std::string& strategy) {
 // others follow its decision.
 class Node {
  public:
-  Node(Runtime& rt, Membership& m, const EngineSetup& setup, RunResult& out)
+  Node(Runtime& rt, Liveness& m, const EngineSetup& setup, RunResult& out)
       : physical_(rt, out.nodes.at(rt.rank()).traffic), m_(m), setup_(setup), out_(out), plan_(setup.plan) {
     for (int p = 0; p < rt.world(); ++p) members_.push_back(p);
   }
@@ -313,7 +313,7 @@ class Node {
     Scheduler* scheduler = physical_.rank() == 0 ? out_.scheduler.get() : nullptr;
     for (;;) {
       m_.set_epoch(epoch_);
-      MemberRuntime member(physical_, m_, members_, epoch_);
+      EpochRuntime member(physical_, m_, members_, epoch_);
       std::string cause;
       int lost = -1, reporter = physical_.rank();
       try {
@@ -506,7 +506,7 @@ class Node {
   }
 
   MeteredRuntime physical_;
-  Membership& m_;
+  Liveness& m_;
   const EngineSetup& setup_;
   RunResult& out_;
   Plan plan_;
@@ -518,7 +518,7 @@ class Node {
 
 }  // namespace
 
-void run_node(Runtime& rt, Membership& m, const EngineSetup& setup, RunResult& out) {
+void run_node(Runtime& rt, Liveness& m, const EngineSetup& setup, RunResult& out) {
   if (rt.rank() == 0) {
     out.scheduler = std::make_shared<Scheduler>(setup.requests, setup.scenario.workload, setup.plan.kv_capacity_tokens);
     if (setup.backend)
@@ -526,7 +526,7 @@ void run_node(Runtime& rt, Membership& m, const EngineSetup& setup, RunResult& o
           make_prompt_ids(setup.requests, setup.catalog.model(setup.scenario.model).vocab, setup.scenario.seed));
   }
   struct Leave {
-    Membership& m;
+    Liveness& m;
     ~Leave() { m.leave(); }
   } leave{m};
   Node(rt, m, setup, out).run();

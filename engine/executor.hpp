@@ -12,10 +12,10 @@
 #include "engine/backend.hpp"
 #include "engine/catalog.hpp"
 #include "engine/events.hpp"
-#include "engine/membership.hpp"
+#include "engine/liveness.hpp"
 #include "engine/metered_runtime.hpp"
 #include "engine/planner.hpp"
-#include "engine/profile.hpp"
+#include "engine/stack_card.hpp"
 #include "engine/scenario.hpp"
 #include "engine/scheduler.hpp"
 
@@ -59,7 +59,7 @@ struct EngineSetup {
   const Scenario& scenario;
   const Catalog& catalog;
   const Plan& plan;
-  const BackendProfile& profile;
+  const StackCard& profile;
   std::vector<Request> requests;
   ProgressFn progress;
   BackendFactory backend;   // empty: modelled; a backend that computes also makes the run carry token ids
@@ -69,7 +69,7 @@ struct EngineSetup {
 // scenario's recovery policy says; `m` is fed by the node's heartbeat loop.
 // Fills out.nodes[rank]; rank 0 also owns out.scheduler and notes events.
 // REQUIRES: out.nodes sized to world.
-void run_node(Runtime& rt, Membership& m, const EngineSetup& setup, RunResult& out);
+void run_node(Runtime& rt, Liveness& m, const EngineSetup& setup, RunResult& out);
 
 // After every node ended: the requests and steps from the scheduler, any
 // request still open failed with its cause.

@@ -1,7 +1,7 @@
 // What must hold at the end of every run, faults or not: each request either
 // completed with exactly its output tokens or ended with an explicit error,
 // and the run ended by the scenario's deadline. Epoch fencing (no message of
-// an old configuration acted on) holds by construction in MemberRuntime.
+// an old configuration acted on) holds by construction in EpochRuntime.
 #pragma once
 
 #include <string>

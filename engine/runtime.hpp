@@ -57,7 +57,7 @@ class Runtime {
 };
 
 // A Runtime that passes every call on to another; decorators (metering,
-// membership) override only what they change.
+// epoch fencing) override only what they change.
 class ForwardingRuntime : public Runtime {
  public:
   explicit ForwardingRuntime(Runtime& inner) : inner_(inner) {}

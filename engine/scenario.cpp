@@ -611,7 +611,7 @@ std::string json_reason(const json::exception& e) {
   return std::string(what);
 }
 
-// The cards BackendProfile::load can read: catalog/profiles/NAME.json.
+// The cards StackCard::load can read: catalog/profiles/NAME.json.
 std::vector<std::string> profile_names(const Catalog& catalog) {
   std::vector<std::string> out;
   std::error_code ec;

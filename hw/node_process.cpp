@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "engine/error.hpp"
-#include "engine/membership.hpp"
+#include "engine/liveness.hpp"
 #include "hw/node_result_codec.hpp"
 
 namespace hw {
@@ -84,12 +84,12 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
   NodeOutcome outcome;
   engine::RunResult& out = outcome.result;
   out.nodes.resize(world);
-  engine::Membership membership(world, setup.scenario.heartbeat_s, setup.scenario.heartbeat_timeout_s);
-  std::thread heartbeats([&] { engine::run_heartbeats(heartbeat_rt, membership); });
+  engine::Liveness liveness(world, setup.scenario.heartbeat_s, setup.scenario.heartbeat_timeout_s);
+  std::thread heartbeats([&] { engine::run_heartbeats(heartbeat_rt, liveness); });
   try {
-    engine::run_node(rt, membership, setup, out);   // ends the heartbeat loop when it returns
+    engine::run_node(rt, liveness, setup, out);   // ends the heartbeat loop when it returns
   } catch (...) {
-    membership.leave();
+    liveness.leave();
     heartbeats.join();
     throw;
   }

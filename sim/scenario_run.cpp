@@ -12,7 +12,7 @@
 namespace sim {
 
 engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& catalog, const engine::Plan& plan,
-                           const engine::BackendProfile& profile, std::vector<engine::Request> requests,
+                           const engine::StackCard& profile, std::vector<engine::Request> requests,
                            const engine::ProgressFn& progress) {
   PlatformSpec platform = platform_from_scenario(s, catalog);
   // The stack's transport adds its own software cost to every message (on hardware it is simply paid).
@@ -23,7 +23,7 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
   result.nodes.resize(s.nodes.size());
   engine::EngineSetup setup{s, catalog, plan, profile, std::move(requests), progress, {}};
   if (!s.model_dir.empty()) setup.backend = engine::cpu_backends(s.model_dir, true);
-  std::deque<engine::Membership> members;   // a deque: a Membership holds a lock, so it does not move
+  std::deque<engine::Liveness> members;   // a deque: a Liveness holds a lock, so it does not move
   for (std::size_t r = 0; r < s.nodes.size(); ++r)
     members.emplace_back(static_cast<int>(s.nodes.size()), s.heartbeat_s, s.heartbeat_timeout_s);
   simulation.spawn_all([&](engine::Runtime& rt) { engine::run_node(rt, members[rt.rank()], setup, result); },
@@ -55,7 +55,7 @@ std::vector<engine::Request> probe_requests(const engine::Scenario& s) {
 
 }  // namespace
 
-PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog, const engine::BackendProfile& profile) {
+PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog, const engine::StackCard& profile) {
   if (s.parallelism != "auto") return {engine::make_plan(s, catalog, s.parallelism), {}};
   PlanChoice choice;
   std::string reasons;

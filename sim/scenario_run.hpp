@@ -6,7 +6,7 @@
 
 #include "engine/executor.hpp"
 #include "engine/planner.hpp"
-#include "engine/profile.hpp"
+#include "engine/stack_card.hpp"
 #include "engine/scenario.hpp"
 #include "engine/workload.hpp"
 
@@ -14,7 +14,7 @@ namespace sim {
 
 // Runs the workload on the plan. REQUIRES: no other Simulation in this process.
 engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& catalog, const engine::Plan& plan,
-                           const engine::BackendProfile& profile, std::vector<engine::Request> requests,
+                           const engine::StackCard& profile, std::vector<engine::Request> requests,
                            const engine::ProgressFn& progress = {});
 
 struct PlanCandidate {
@@ -31,6 +31,6 @@ struct PlanChoice {
 // The scenario's parallelism, or for "auto" the valid strategy whose short
 // probe simulation (a slice of the workload, each in a child process) ends
 // first. Throws engine::PlanError when nothing can work, with every reason.
-PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog, const engine::BackendProfile& profile);
+PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog, const engine::StackCard& profile);
 
 }  // namespace sim

@@ -7,8 +7,8 @@
 #include <map>
 #include <stdexcept>
 
-#include "engine/profile.hpp"
-#include "sim/studies/calibration.hpp"
+#include "engine/stack_card.hpp"
+#include "sim/studies/calibration_fit.hpp"
 
 namespace sim {
 
@@ -22,7 +22,7 @@ constexpr double kMs = 1e3;
 struct Context {
   const engine::Measurements& m;
   const engine::Catalog& catalog;
-  std::map<std::string, engine::BackendProfile> profiles;
+  std::map<std::string, engine::StackCard> profiles;
 
   RowRun run(const CalibrationRow& row, const std::string& link = "", const engine::Catalog* what_if = nullptr) const {
     return run_row(row, m.cluster, what_if ? *what_if : catalog, profiles.at(row.stack), link);
@@ -132,7 +132,7 @@ std::string parameters_section(const Context& c) {
   out += "\n";
   std::map<std::string, std::vector<engine::FitParameter>> bounds;
   for (const char* stack : kStacks) bounds[stack] = engine::fit_parameters(c.catalog.dir() + "/profiles/" + stack + ".json");
-  for (const std::string& key : engine::BackendProfile::numeric_keys()) {
+  for (const std::string& key : engine::StackCard::numeric_keys()) {
     out += "| " + key + " |";
     for (const char* stack : kStacks) {
       std::string cell = fmt::format("{:.4g}", c.profiles.at(stack).get(key));
@@ -208,7 +208,7 @@ std::string why_section(const Context& c) {
   // Fixed per-step costs no node count divides: per-layer and per-op overheads.
   const double fixed = model.layers * (p.per_layer_overhead_s + 2 * p.per_op_overhead_s) + p.per_op_overhead_s;
   Context ideal = c;
-  engine::BackendProfile& q = ideal.profiles.at("exo-tensor-rdma");
+  engine::StackCard& q = ideal.profiles.at("exo-tensor-rdma");
   for (const char* key : {"per_layer_overhead_us", "per_op_overhead_us", "per_expert_overhead_us"}) q.set(key, 0);
   engine::Catalog instant = c.catalog;
   engine::LinkCard link = scaled_link(c.catalog.link("tb5-rdma"), "instant", 0, 1e6);
@@ -302,7 +302,7 @@ std::string header(const std::string& measurements_file) {
 void write_calibration_report(const engine::Measurements& m, const std::string& measurements_file,
                               const engine::Catalog& catalog, const std::string& out) {
   Context c{m, catalog, {}};
-  for (const char* stack : kStacks) c.profiles.emplace(stack, engine::BackendProfile::load(catalog.dir(), stack));
+  for (const char* stack : kStacks) c.profiles.emplace(stack, engine::StackCard::load(catalog.dir(), stack));
   const std::string text = header(measurements_file) + fitted_section(c) + parameters_section(c) + predictions_section(c) +
                            why_section(c) + sensitivity_section(c);
   std::ofstream o(out);

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "engine/calibration.hpp"
+#include "engine/measurements.hpp"
 #include "engine/catalog.hpp"
 
 namespace sim {

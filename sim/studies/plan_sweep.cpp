@@ -8,7 +8,7 @@
 #include <set>
 
 #include "engine/planner.hpp"
-#include "engine/profile.hpp"
+#include "engine/stack_card.hpp"
 #include "engine/report/report.hpp"
 #include "engine/workload.hpp"
 #include "sim/scenario_run.hpp"
@@ -73,7 +73,7 @@ std::string cabling_problem(const Spec& spec, const engine::Catalog& catalog) {
 }
 
 json summary_of(const engine::Scenario& s, const engine::Catalog& catalog, const engine::Plan& plan,
-                const engine::BackendProfile& profile, std::vector<engine::Request> requests) {
+                const engine::StackCard& profile, std::vector<engine::Request> requests) {
   const auto r = run_isolated([&] {
     const auto result = simulate(s, catalog, plan, profile, std::move(requests));
     return build_report(s, catalog, plan, profile.name, result, s.seed)["summary"].dump();
@@ -103,7 +103,7 @@ bool concurrent(const engine::Workload& w) { return w.arrival == "poisson" || w.
 
 // After losing one node of each hardware kind present: does the model still
 // fit, how long until it serves again, how fast then. The worst case counts.
-json n_plus_one(const PlanQuery& q, const Spec& spec, const engine::Catalog& catalog, const engine::BackendProfile& profile) {
+json n_plus_one(const PlanQuery& q, const Spec& spec, const engine::Catalog& catalog, const engine::StackCard& profile) {
   if (spec.hardware.size() < 2) return {{"tolerant", false}, {"reason", "a single node has no survivor"}};
   json worst;
   for (const auto& lost : std::set<std::string>(spec.hardware.begin(), spec.hardware.end())) {
@@ -143,7 +143,7 @@ json n_plus_one(const PlanQuery& q, const Spec& spec, const engine::Catalog& cat
 }
 
 json simulate_candidate(const PlanQuery& q, const Spec& spec, const engine::Catalog& catalog) {
-  const auto profile = engine::BackendProfile::load(catalog.dir(), q.profile);
+  const auto profile = engine::StackCard::load(catalog.dir(), q.profile);
   const engine::Scenario s = scenario_of(q, spec);
   const engine::Plan plan = engine::make_plan(s, catalog, spec.strategy);
   const json b1 = summary_of(s, catalog, plan, profile, batch_one(q));

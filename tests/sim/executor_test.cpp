@@ -6,7 +6,7 @@
 
 #include "engine/cost_model.hpp"
 #include "engine/planner.hpp"
-#include "engine/profile.hpp"
+#include "engine/stack_card.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
 
@@ -35,7 +35,7 @@ std::vector<double> token_times(const engine::Scenario& s, const std::string& st
   const auto r = sim::run_isolated([&] {
     const auto& catalog = Catalog::builtin();
     const auto plan = engine::make_plan(s, catalog, strategy);
-    const auto profile = engine::BackendProfile::load(catalog.dir(), "meshinfer");
+    const auto profile = engine::StackCard::load(catalog.dir(), "meshinfer");
     const auto result = sim::simulate(s, catalog, plan, profile, engine::make_requests(s.workload, 1));
     std::string out;
     for (double t : result.requests.at(0).token_times) out += fmt::format("{:.17g} ", t);
@@ -69,7 +69,7 @@ double message_s(const engine::LinkCard& link, double bytes) {
 struct Cards {
   Cards(const engine::Scenario& s, const std::string& strategy)
       : plan(engine::make_plan(s, Catalog::builtin(), strategy)),
-        profile(engine::BackendProfile::load(Catalog::builtin().dir(), "meshinfer")),
+        profile(engine::StackCard::load(Catalog::builtin().dir(), "meshinfer")),
         model(Catalog::builtin().model(s.model)),
         quant(model.quant(s.quant)),
         link(Catalog::builtin().link("tb5-rdma")) {}
@@ -88,7 +88,7 @@ struct Cards {
   }
 
   engine::Plan plan;
-  engine::BackendProfile profile;
+  engine::StackCard profile;
   const engine::ModelCard& model;
   const engine::Quantization& quant;
   const engine::LinkCard& link;

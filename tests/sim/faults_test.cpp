@@ -5,7 +5,7 @@
 
 #include "engine/executor.hpp"
 #include "engine/planner.hpp"
-#include "engine/profile.hpp"
+#include "engine/stack_card.hpp"
 #include "engine/report/report.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
@@ -23,7 +23,7 @@ engine::Scenario load(const std::string& file) { return engine::load_scenario(kC
 json simulate(const engine::Scenario& s) {
   const auto r = sim::run_isolated([&] {
     const auto& catalog = Catalog::builtin();
-    const auto profile = engine::BackendProfile::load(catalog.dir(), s.profile);
+    const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
     const auto plan = engine::make_plan(s, catalog, s.parallelism);
     const auto result = sim::simulate(s, catalog, plan, profile, engine::make_requests(s.workload, s.seed));
     return engine::build_report(s, catalog, plan, profile.name, result, s.seed).dump();

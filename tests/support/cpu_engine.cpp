@@ -5,7 +5,7 @@
 
 #include "engine/compute/cpu_backend.hpp"
 #include "engine/compute/model_config.hpp"
-#include "engine/profile.hpp"
+#include "engine/stack_card.hpp"
 #include "engine/workload.hpp"
 
 namespace testsupport {
@@ -34,13 +34,13 @@ engine::Scenario cpu_scenario(const std::string& model_dir, int nodes, int reque
 engine::RunResult run_cpu_engine(engine::Runtime& rt, const engine::Scenario& s, const std::string& strategy) {
   const engine::Catalog catalog = engine::catalog_for(s, engine::Catalog::builtin());
   const engine::Plan plan = engine::make_plan(s, catalog, strategy);
-  const auto profile = engine::BackendProfile::load(catalog.dir(), s.profile);
+  const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
   engine::EngineSetup setup{s, catalog, plan, profile, engine::make_requests(s.workload, s.seed), {}, {}};
   setup.backend = engine::cpu_backends(s.model_dir, false);
-  engine::Membership membership(rt.world(), s.heartbeat_s, 1e9);
+  engine::Liveness liveness(rt.world(), s.heartbeat_s, 1e9);
   engine::RunResult result;
   result.nodes.resize(rt.world());
-  engine::run_node(rt, membership, setup, result);
+  engine::run_node(rt, liveness, setup, result);
   engine::finish_run(result, rt.now());
   return result;
 }

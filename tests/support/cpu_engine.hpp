@@ -1,5 +1,5 @@
 // The engine with CpuBackend on a real runtime, in-process: what a node of a
-// real cluster runs, without heartbeats or faults (the membership never
+// real cluster runs, without heartbeats or faults (the liveness table never
 // suspects anyone), for token-equality tests and the decode benchmark.
 #pragma once
 

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <map>
 
-#include "engine/calibration.hpp"
-#include "engine/profile.hpp"
-#include "sim/studies/calibration.hpp"
+#include "engine/measurements.hpp"
+#include "engine/stack_card.hpp"
+#include "sim/studies/calibration_fit.hpp"
 
 namespace {
 
@@ -24,7 +24,7 @@ TEST(Calibration, CommittedProfilesReproduceEveryPublishedRow) {
   const auto m = engine::load_measurements(MESHINFER_SOURCE_DIR "/scenarios/calibration/published.json");
   std::map<std::string, std::vector<double>> errors;
   for (const auto& row : m.rows) {
-    const auto profile = engine::BackendProfile::load(catalog.dir(), row.stack);
+    const auto profile = engine::StackCard::load(catalog.dir(), row.stack);
     const auto run = sim::run_row(row, m.cluster, catalog, profile);
     ASSERT_TRUE(run.refusal.empty()) << row.label() << ": " << run.refusal;
     const double e = engine::relative_error(run.tokens_per_s, row.published);
@@ -41,7 +41,7 @@ TEST(Calibration, CommittedProfilesReproduceEveryPublishedRow) {
 
 TEST(Calibration, FittedParametersStayInsideTheirPhysicalBounds) {
   for (const char* name : {"exo-tensor-rdma", "llamacpp-rpc-tcp"}) {
-    const auto p = engine::BackendProfile::load(Catalog::builtin().dir(), name);
+    const auto p = engine::StackCard::load(Catalog::builtin().dir(), name);
     EXPECT_GE(p.memory_bandwidth_efficiency, 0.3) << name;
     EXPECT_LE(p.memory_bandwidth_efficiency, 0.95) << name;
     const auto bounds = engine::fit_parameters(profile_file(name));
@@ -57,9 +57,9 @@ TEST(Calibration, FittedParametersStayInsideTheirPhysicalBounds) {
 // parameters, its own plan (no RPC round trips).
 TEST(Calibration, MeshinferTakesExosMeasuredParameters) {
   const auto& dir = Catalog::builtin().dir();
-  const auto exo = engine::BackendProfile::load(dir, "exo-tensor-rdma");
-  const auto mesh = engine::BackendProfile::load(dir, "meshinfer");
-  for (const auto& key : engine::BackendProfile::numeric_keys()) EXPECT_EQ(mesh.get(key), exo.get(key)) << key;
+  const auto exo = engine::StackCard::load(dir, "exo-tensor-rdma");
+  const auto mesh = engine::StackCard::load(dir, "meshinfer");
+  for (const auto& key : engine::StackCard::numeric_keys()) EXPECT_EQ(mesh.get(key), exo.get(key)) << key;
   EXPECT_FALSE(mesh.stage_round_trip);
 }
 

@@ -1,4 +1,4 @@
-#include "engine/profile.hpp"
+#include "engine/stack_card.hpp"
 
 #include <fmt/format.h>
 
@@ -16,18 +16,18 @@ namespace {
 // size in the member's unit (microseconds in the file, seconds in memory).
 struct Numeric {
   const char* key;
-  double BackendProfile::*member;
+  double StackCard::*member;
   double scale;
 };
 
 constexpr Numeric kNumeric[] = {
-    {"memory_bandwidth_efficiency", &BackendProfile::memory_bandwidth_efficiency, 1},
-    {"compute_efficiency", &BackendProfile::compute_efficiency, 1},
-    {"expert_compute_efficiency", &BackendProfile::expert_compute_efficiency, 1},
-    {"per_expert_overhead_us", &BackendProfile::per_expert_overhead_s, 1e-6},
-    {"per_layer_overhead_us", &BackendProfile::per_layer_overhead_s, 1e-6},
-    {"per_op_overhead_us", &BackendProfile::per_op_overhead_s, 1e-6},
-    {"per_message_overhead_us", &BackendProfile::per_message_overhead_s, 1e-6},
+    {"memory_bandwidth_efficiency", &StackCard::memory_bandwidth_efficiency, 1},
+    {"compute_efficiency", &StackCard::compute_efficiency, 1},
+    {"expert_compute_efficiency", &StackCard::expert_compute_efficiency, 1},
+    {"per_expert_overhead_us", &StackCard::per_expert_overhead_s, 1e-6},
+    {"per_layer_overhead_us", &StackCard::per_layer_overhead_s, 1e-6},
+    {"per_op_overhead_us", &StackCard::per_op_overhead_s, 1e-6},
+    {"per_message_overhead_us", &StackCard::per_message_overhead_s, 1e-6},
 };
 
 const Numeric& numeric(const std::string& key) {
@@ -51,7 +51,7 @@ T parameter(const nlohmann::json& j, const std::string& file, const std::string&
 
 }  // namespace
 
-const std::vector<std::string>& BackendProfile::numeric_keys() {
+const std::vector<std::string>& StackCard::numeric_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> out;
     for (const Numeric& n : kNumeric) out.push_back(n.key);
@@ -60,12 +60,12 @@ const std::vector<std::string>& BackendProfile::numeric_keys() {
   return keys;
 }
 
-double BackendProfile::get(const std::string& key) const {
+double StackCard::get(const std::string& key) const {
   const Numeric& n = numeric(key);
   return this->*n.member / n.scale;
 }
 
-void BackendProfile::set(const std::string& key, double value) {
+void StackCard::set(const std::string& key, double value) {
   const Numeric& n = numeric(key);
   this->*n.member = value * n.scale;
 }
@@ -75,7 +75,7 @@ namespace {
 // Profiles may chain through "based_on"; a chain this long is a cycle.
 constexpr int kMaxBasedOn = 8;
 
-BackendProfile load_profile(const std::string& catalog_dir, const std::string& name, int depth) {
+StackCard load_profile(const std::string& catalog_dir, const std::string& name, int depth) {
   const std::string file = catalog_dir + "/profiles/" + name + ".json";
   std::ifstream in(file);
   if (!in) throw InputError(file, "", "no such profile '" + name + "'");
@@ -88,7 +88,7 @@ BackendProfile load_profile(const std::string& catalog_dir, const std::string& n
   if (depth > kMaxBasedOn) throw InputError(file, "/based_on", "based_on chain too long (a cycle?)");
   // "based_on": start from another profile's values; this file's keys override them.
   const bool based = j.contains("based_on");
-  BackendProfile p = based ? load_profile(catalog_dir, parameter(j, file, "based_on", std::string()), depth + 1) : BackendProfile{};
+  StackCard p = based ? load_profile(catalog_dir, parameter(j, file, "based_on", std::string()), depth + 1) : StackCard{};
   p.name = name;
   for (const Numeric& n : kNumeric) p.set(n.key, parameter(j, file, n.key, p.get(n.key)));
   if (!based && !j.contains("expert_compute_efficiency")) p.expert_compute_efficiency = p.compute_efficiency;
@@ -100,7 +100,7 @@ BackendProfile load_profile(const std::string& catalog_dir, const std::string& n
 
 }  // namespace
 
-BackendProfile BackendProfile::load(const std::string& catalog_dir, const std::string& name) {
+StackCard StackCard::load(const std::string& catalog_dir, const std::string& name) {
   return load_profile(catalog_dir, name, 0);
 }
 

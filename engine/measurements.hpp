@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/profile.hpp"
+#include "engine/stack_card.hpp"
 #include "engine/scenario.hpp"
 
 namespace engine {
@@ -65,7 +65,7 @@ struct FitParameter {
 std::vector<FitParameter> fit_parameters(const std::string& file);
 // Writes `file` again to `out` with the numeric values of `p`: every other field
 // (units, bounds, notes) is kept, one top-level key per line.
-void write_profile(const std::string& file, const std::string& out, const BackendProfile& p);
+void write_profile(const std::string& file, const std::string& out, const StackCard& p);
 
 double relative_error(double simulated, double published);
 // Sum of squared relative errors: what the fit minimises.

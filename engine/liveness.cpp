@@ -1,4 +1,4 @@
-#include "engine/membership.hpp"
+#include "engine/liveness.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -13,33 +13,33 @@ constexpr int kHeartbeatTag = 1;
 
 }  // namespace
 
-Membership::Membership(int world, double heartbeat_s, double timeout_s)
+Liveness::Liveness(int world, double heartbeat_s, double timeout_s)
     : last_heard_(world, 0.0),
       heard_by_(world, std::vector<double>(world, 0.0)),
       relay_(world, -1),
       heartbeat_s_(heartbeat_s),
       timeout_s_(timeout_s) {}
 
-void Membership::heard(int peer, double now, int epoch, const std::vector<float>& ages) {
+void Liveness::heard(int peer, double now, int epoch, const std::vector<float>& ages) {
   std::lock_guard lock(mu_);
   last_heard_.at(peer) = now;
   if (peer == 0 && epoch > coordinator_epoch_) coordinator_epoch_ = epoch;
   for (std::size_t q = 0; q < ages.size() && q < heard_by_.size(); ++q) heard_by_[peer][q] = now - ages[q];
 }
 
-double Membership::staleness(int peer, double now) const {
+double Liveness::staleness(int peer, double now) const {
   std::lock_guard lock(mu_);
   return staleness_locked(peer, now);
 }
 
-double Membership::staleness_locked(int peer, double now) const {
+double Liveness::staleness_locked(int peer, double now) const {
   double latest = last_heard_.at(peer);
   for (int m = 0; m < world(); ++m)
     if (m != peer && !suspected_locked(m, now)) latest = std::max(latest, heard_by_[m][peer]);
   return now - latest;
 }
 
-bool Membership::down(int peer, double now, int self) const {
+bool Liveness::down(int peer, double now, int self) const {
   std::lock_guard lock(mu_);
   // Half a timeout: a live peer is heard within two heartbeat periods by
   // someone; a dead one has been silent everywhere for a whole timeout.
@@ -50,36 +50,36 @@ bool Membership::down(int peer, double now, int self) const {
   return false;
 }
 
-std::vector<float> Membership::ages(double now) const {
+std::vector<float> Liveness::ages(double now) const {
   std::lock_guard lock(mu_);
   std::vector<float> out;
   for (double t : last_heard_) out.push_back(static_cast<float>(now - t));
   return out;
 }
 
-void Membership::set_relay(int peer, int relay, double now) {
+void Liveness::set_relay(int peer, int relay, double now) {
   std::lock_guard lock(mu_);
   relay_.at(peer) = relay;
   last_heard_[peer] = now;
 }
 
-int Membership::relay(int peer) const {
+int Liveness::relay(int peer) const {
   std::lock_guard lock(mu_);
   return relay_.at(peer);
 }
 
-void Membership::beat(double now) {
+void Liveness::beat(double now) {
   std::lock_guard lock(mu_);
   if (now - last_beat_ > timeout_s_) listening_since_ = now;
   last_beat_ = now;
 }
 
-bool Membership::suspected(int peer, double now) const {
+bool Liveness::suspected(int peer, double now) const {
   std::lock_guard lock(mu_);
   return suspected_locked(peer, now);
 }
 
-bool Membership::suspected_locked(int peer, double now) const {
+bool Liveness::suspected_locked(int peer, double now) const {
   return now - last_heard_.at(peer) > timeout_s_ && now - listening_since_ > timeout_s_;
 }
 
@@ -91,7 +91,7 @@ Payload encode_beat(std::int32_t epoch, const std::vector<float>& ages) {
   return Payload::of(bytes);
 }
 
-void run_heartbeats(Runtime& rt, Membership& m) {
+void run_heartbeats(Runtime& rt, Liveness& m) {
   bool moved = false;
   std::vector<int> routed(rt.world(), -1);
   while (!m.left()) {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/calibration.hpp"
+#include "engine/measurements.hpp"
 #include "engine/catalog.hpp"
-#include "engine/profile.hpp"
+#include "engine/stack_card.hpp"
 
 namespace sim {
 
@@ -31,14 +31,14 @@ struct RowRun {
 // `link` overrides the stack's link card (it must be in `catalog`).
 // Throws std::runtime_error when the simulation fails.
 RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>& cluster,
-               const engine::Catalog& catalog, const engine::BackendProfile& profile, const std::string& link = "");
+               const engine::Catalog& catalog, const engine::StackCard& profile, const std::string& link = "");
 
 // tokens/s of every row; throws when one cannot be placed or fails.
 std::vector<double> simulate_rows(const std::vector<engine::CalibrationRow>& rows, const std::vector<std::string>& cluster,
-                                  const engine::Catalog& catalog, const engine::BackendProfile& profile);
+                                  const engine::Catalog& catalog, const engine::StackCard& profile);
 
 struct FitResult {
-  engine::BackendProfile profile;
+  engine::StackCard profile;
   std::vector<double> simulated;   // per row, with the fitted profile
   double squared_error = 0;
   int evaluations = 0;
@@ -47,7 +47,7 @@ struct FitResult {
 // Least squares on relative error over `rows`, each parameter within its bounds,
 // with NLopt's bounded derivative-free BOBYQA, starting from `start`.
 FitResult fit_profile(const std::vector<engine::CalibrationRow>& rows, const std::vector<std::string>& cluster,
-                      const engine::Catalog& catalog, const engine::BackendProfile& start,
+                      const engine::Catalog& catalog, const engine::StackCard& start,
                       const std::vector<engine::FitParameter>& parameters, int max_evaluations);
 
 }  // namespace sim

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "engine/membership.hpp"
+#include "engine/liveness.hpp"
 #include "engine/runtime.hpp"
 
 namespace engine {
@@ -21,10 +21,10 @@ class Reconfigure : public std::runtime_error {
 // Rank 0 <-> members, outside any epoch: abort reports and decisions.
 inline constexpr int kControlTag = 1 << 30;
 
-class MemberRuntime : public ForwardingRuntime {
+class EpochRuntime : public ForwardingRuntime {
  public:
   // `members`: physical ranks, in logical order. REQUIRES: contains physical.rank().
-  MemberRuntime(Runtime& physical, Membership& m, std::vector<int> members, int epoch);
+  EpochRuntime(Runtime& physical, Liveness& m, std::vector<int> members, int epoch);
 
   int rank() const override { return rank_; }
   int world() const override { return static_cast<int>(members_.size()); }
@@ -41,7 +41,7 @@ class MemberRuntime : public ForwardingRuntime {
   void check_cluster();
 
   Runtime& physical_ = inner_;
-  Membership& m_;
+  Liveness& m_;
   std::vector<int> members_;
   int epoch_;
   int rank_;

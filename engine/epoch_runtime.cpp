@@ -1,4 +1,4 @@
-#include "engine/member_runtime.hpp"
+#include "engine/epoch_runtime.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -7,14 +7,14 @@
 
 namespace engine {
 
-MemberRuntime::MemberRuntime(Runtime& physical, Membership& m, std::vector<int> members, int epoch)
+EpochRuntime::EpochRuntime(Runtime& physical, Liveness& m, std::vector<int> members, int epoch)
     : ForwardingRuntime(physical), m_(m), members_(std::move(members)), epoch_(epoch) {
   rank_ = static_cast<int>(std::find(members_.begin(), members_.end(), physical.rank()) - members_.begin());
 }
 
-void MemberRuntime::send(int dst, int tag, Payload payload) { physical_.send(members_.at(dst), fenced(tag), std::move(payload)); }
+void EpochRuntime::send(int dst, int tag, Payload payload) { physical_.send(members_.at(dst), fenced(tag), std::move(payload)); }
 
-Payload MemberRuntime::recv(int src, int tag, double timeout_s) {
+Payload EpochRuntime::recv(int src, int tag, double timeout_s) {
   const double give_up = now() + timeout_s;
   for (;;) {
     const double slice = std::min(m_.heartbeat_s(), give_up - now());
@@ -27,7 +27,7 @@ Payload MemberRuntime::recv(int src, int tag, double timeout_s) {
   }
 }
 
-void MemberRuntime::check_cluster() {
+void EpochRuntime::check_cluster() {
   if (m_.coordinator_epoch() > epoch_) throw Reconfigure();
   for (int p : members_)
     if (p != physical_.rank() && m_.suspected(p, now()))

@@ -11,11 +11,11 @@
 
 namespace engine {
 
-class Membership {
+class Liveness {
  public:
-  Membership(int world, double heartbeat_s, double timeout_s);
-  Membership(const Membership&) = delete;
-  Membership& operator=(const Membership&) = delete;
+  Liveness(int world, double heartbeat_s, double timeout_s);
+  Liveness(const Liveness&) = delete;
+  Liveness& operator=(const Liveness&) = delete;
 
   // `ages`: how long ago `peer` last heard each node (its gossip), when known.
   void heard(int peer, double now, int epoch, const std::vector<float>& ages = {});
@@ -73,6 +73,6 @@ class Membership {
 // Every heartbeat period: tell every peer this node is alive (with its
 // epoch) and note who was heard, until the node leaves the instance. Run it
 // beside the node's main loop, on a runtime channel of its own.
-void run_heartbeats(Runtime& rt, Membership& m);
+void run_heartbeats(Runtime& rt, Liveness& m);
 
 }  // namespace engine

@@ -1,6 +1,7 @@
-// A software-stack profile (scenarios/catalog/profiles/NAME.json): the few
-// calibrated parameters that turn a hardware card into op times. A profile
-// belongs to a stack and its hardware, never to one model or node count.
+// A software-stack card (scenarios/catalog/profiles/NAME.json): the few
+// calibrated parameters that turn a hardware card into op times for one
+// stack (MLX, llama.cpp, ...). It belongs to a stack and its hardware, never
+// to one model or node count.
 #pragma once
 
 #include <string>
@@ -8,7 +9,7 @@
 
 namespace engine {
 
-struct BackendProfile {
+struct StackCard {
   std::string name;
   double memory_bandwidth_efficiency = 0.5;  // fraction of card bandwidth
   double compute_efficiency = 0.5;           // fraction of card FLOP/s
@@ -20,7 +21,7 @@ struct BackendProfile {
   bool stage_round_trip = false;             // llama.cpp RPC style pipeline
 
   // Loads catalog_dir/profiles/NAME.json. Throws InputError.
-  static BackendProfile load(const std::string& catalog_dir, const std::string& name);
+  static StackCard load(const std::string& catalog_dir, const std::string& name);
 
   // The numeric parameters by their file key, in the file's unit (for fitting).
   static const std::vector<std::string>& numeric_keys();

@@ -1,4 +1,4 @@
-#include "engine/calibration.hpp"
+#include "engine/measurements.hpp"
 
 #include <fmt/format.h>
 
@@ -134,7 +134,7 @@ nlohmann::ordered_json read_profile(const std::string& file) {
 std::vector<FitParameter> fit_parameters(const std::string& file) {
   const auto j = read_profile(file);
   std::vector<FitParameter> out;
-  for (const std::string& key : BackendProfile::numeric_keys()) {
+  for (const std::string& key : StackCard::numeric_keys()) {
     if (!j.contains(key) || !j[key].contains("fit")) continue;
     const auto& b = j[key]["fit"];
     if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number() || !(b[0] < b[1]))
@@ -144,9 +144,9 @@ std::vector<FitParameter> fit_parameters(const std::string& file) {
   return out;
 }
 
-void write_profile(const std::string& file, const std::string& out, const BackendProfile& p) {
+void write_profile(const std::string& file, const std::string& out, const StackCard& p) {
   auto j = read_profile(file);
-  for (const std::string& key : BackendProfile::numeric_keys())
+  for (const std::string& key : StackCard::numeric_keys())
     if (j.contains(key)) j[key]["value"] = std::round(p.get(key) * 1e4) / 1e4;  // 4 decimals: the fit is no finer
   std::string text = "{\n";
   std::size_t i = 0;

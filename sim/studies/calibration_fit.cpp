@@ -1,4 +1,4 @@
-#include "sim/studies/calibration.hpp"
+#include "sim/studies/calibration_fit.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -44,7 +44,7 @@ json breakdown(const engine::Scenario& s, const engine::RunResult& r) {
 
 // The child's side of run_row: plan, simulate, summarise as JSON.
 std::string simulate_in_child(const engine::CalibrationRow& row, const engine::Scenario& s, const engine::Catalog& catalog,
-                              const engine::BackendProfile& profile) {
+                              const engine::StackCard& profile) {
   engine::Plan plan;
   try {
     plan = choose_plan(s, catalog, profile).plan;
@@ -64,7 +64,7 @@ std::string simulate_in_child(const engine::CalibrationRow& row, const engine::S
 }  // namespace
 
 RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>& cluster, const engine::Catalog& catalog,
-               const engine::BackendProfile& profile, const std::string& link) {
+               const engine::StackCard& profile, const std::string& link) {
   const engine::Scenario s = engine::row_scenario(row, cluster, link);
   const IsolatedResult child = run_isolated([&] { return simulate_in_child(row, s, catalog, profile); });
   if (!child.ok) throw std::runtime_error(fmt::format("{}: simulation failed: {}", row.label(), child.output));
@@ -82,7 +82,7 @@ RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>
 }
 
 std::vector<double> simulate_rows(const std::vector<engine::CalibrationRow>& rows, const std::vector<std::string>& cluster,
-                                  const engine::Catalog& catalog, const engine::BackendProfile& profile) {
+                                  const engine::Catalog& catalog, const engine::StackCard& profile) {
   std::vector<double> out;
   for (const auto& row : rows) {
     const RowRun run = run_row(row, cluster, catalog, profile);
@@ -100,7 +100,7 @@ struct Objective {
   const std::vector<std::string>& cluster;
   const engine::Catalog& catalog;
   const std::vector<engine::FitParameter>& parameters;
-  engine::BackendProfile profile;
+  engine::StackCard profile;
   int evaluations = 0;
 
   void apply(const std::vector<double>& x) {
@@ -120,7 +120,7 @@ struct Objective {
 }  // namespace
 
 FitResult fit_profile(const std::vector<engine::CalibrationRow>& rows, const std::vector<std::string>& cluster,
-                      const engine::Catalog& catalog, const engine::BackendProfile& start,
+                      const engine::Catalog& catalog, const engine::StackCard& start,
                       const std::vector<engine::FitParameter>& parameters, int max_evaluations) {
   Objective objective{rows, cluster, catalog, parameters, start};
   std::vector<double> x;

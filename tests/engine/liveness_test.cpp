@@ -1,19 +1,19 @@
 // What a node concludes from heartbeats and gossip, and the decisions it sends.
 #include <gtest/gtest.h>
 
-#include "engine/member_runtime.hpp"
-#include "engine/membership.hpp"
+#include "engine/epoch_runtime.hpp"
+#include "engine/liveness.hpp"
 
 namespace {
 
 using engine::ControlMessage;
-using engine::Membership;
+using engine::Liveness;
 
 constexpr double kBeat = 0.05, kTimeout = 0.25;
 
 // Node 0's view of four nodes, replayed up to `now`: from 0.2 s on, `dead` is silent and
 // the cable between cut_a and cut_b is dead (both gossip the other as unheard).
-void replay(Membership& m, double now, int dead, int cut_a = -1, int cut_b = -1) {
+void replay(Liveness& m, double now, int dead, int cut_a = -1, int cut_b = -1) {
   for (double t = 0; t <= now + 1e-9; t += kBeat) {
     m.beat(t);
     for (int p = 1; p < 4; ++p) {
@@ -29,25 +29,25 @@ void replay(Membership& m, double now, int dead, int cut_a = -1, int cut_b = -1)
   }
 }
 
-TEST(Membership, ACrashedNodeIsDownWhileTheOthersAreHeard) {
-  Membership m(4, kBeat, kTimeout);
+TEST(Liveness, ACrashedNodeIsDownWhileTheOthersAreHeard) {
+  Liveness m(4, kBeat, kTimeout);
   replay(m, 0.6, 2);
   EXPECT_TRUE(m.suspected(2, 0.6));
   EXPECT_TRUE(m.down(2, 0.6, 0));
   EXPECT_FALSE(m.down(1, 0.6, 0));
 }
 
-TEST(Membership, ANodeBehindADeadCableIsNotDown) {
+TEST(Liveness, ANodeBehindADeadCableIsNotDown) {
   // Node 1 lost node 3 (their cable died), but node 0 and node 2 still hear it.
-  Membership m(4, kBeat, kTimeout);
+  Liveness m(4, kBeat, kTimeout);
   replay(m, 0.6, -1, 1, 3);
   EXPECT_FALSE(m.down(3, 0.6, 0));
   EXPECT_LT(m.staleness(3, 0.6), kTimeout / 2);
 }
 
-TEST(Membership, GossipShowsANodeAliveThatThisNodeCannotHear) {
+TEST(Liveness, GossipShowsANodeAliveThatThisNodeCannotHear) {
   // Node 0's own cable to node 3 died: only the gossip of 1 and 2 says 3 is alive.
-  Membership m(4, kBeat, kTimeout);
+  Liveness m(4, kBeat, kTimeout);
   for (double t = 0; t <= 0.6 + 1e-9; t += kBeat) {
     m.beat(t);
     for (int p = 1; p < 4; ++p)
@@ -57,8 +57,8 @@ TEST(Membership, GossipShowsANodeAliveThatThisNodeCannotHear) {
   EXPECT_FALSE(m.down(3, 0.6, 0));
 }
 
-TEST(Membership, WhenNobodyIsHeardTheFabricFailedNotANode) {
-  Membership m(4, kBeat, kTimeout);
+TEST(Liveness, WhenNobodyIsHeardTheFabricFailedNotANode) {
+  Liveness m(4, kBeat, kTimeout);
   for (double t = 0; t <= 1.0 + 1e-9; t += kBeat) {
     m.beat(t);
     if (t <= 0.2)
@@ -67,8 +67,8 @@ TEST(Membership, WhenNobodyIsHeardTheFabricFailedNotANode) {
   for (int p = 1; p < 4; ++p) EXPECT_FALSE(m.down(p, 1.0, 0)) << p;
 }
 
-TEST(Membership, ARelayedPeerGetsAFreshTimeout) {
-  Membership m(4, kBeat, kTimeout);
+TEST(Liveness, ARelayedPeerGetsAFreshTimeout) {
+  Liveness m(4, kBeat, kTimeout);
   replay(m, 0.6, -1);
   m.heard(3, 0.2, 0);  // node 0's own cable to node 3 died at 0.2
   m.beat(0.6);

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/calibration.hpp"
+#include "engine/measurements.hpp"
 #include "engine/error.hpp"
 
 namespace {
@@ -70,7 +70,7 @@ TEST(CalibrationProfiles, RewriteKeepsUnitsAndBoundsAndReadsBack) {
   ASSERT_EQ(bounds.size(), 1u);
   EXPECT_EQ(bounds[0].key, "memory_bandwidth_efficiency");
   EXPECT_EQ(bounds[0].upper, 0.95);
-  engine::BackendProfile p;
+  engine::StackCard p;
   p.memory_bandwidth_efficiency = 0.81234567;
   p.per_layer_overhead_s = 12e-6;
   const auto out = (std::filesystem::temp_directory_path() / "profile_out.json").string();
