@@ -3,9 +3,9 @@
 // same messages, and the ratio: what the engine's layers cost on top of SimGrid.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
-#include <simgrid/s4u.hpp>
 
 #include <chrono>
+#include <simgrid/s4u.hpp>
 
 #include "engine/catalog.hpp"
 #include "engine/collectives.hpp"
@@ -53,7 +53,8 @@ double raw_put_get(double bytes, engine::AllReduceAlgorithm algo) {
       for (int i = 0; i < kRounds * phases; ++i) {
         std::vector<sg4::CommPtr> sends;
         for (int s = 1; s < kNodes; ++s)
-          sends.push_back(sg4::Mailbox::by_name(fmt::format("raw{}-{}", r, (r + s) % kNodes))->put_async(&payload, msg));
+          sends.push_back(
+              sg4::Mailbox::by_name(fmt::format("raw{}-{}", r, (r + s) % kNodes))->put_async(&payload, msg));
         for (int s = 1; s < kNodes; ++s)
           sg4::Mailbox::by_name(fmt::format("raw{}-{}", (r - s + kNodes) % kNodes, r))->get<void>();
         for (auto& c : sends) c->wait();
@@ -66,7 +67,8 @@ double raw_put_get(double bytes, engine::AllReduceAlgorithm algo) {
 void BM_AllReduceVsRawSimGrid(benchmark::State& state) {
   const double bytes = static_cast<double>(state.range(0));
   const auto& card = engine::Catalog::builtin().link("tb5-rdma");
-  const auto algo = engine::choose_all_reduce(kNodes, bytes, card.bandwidth, card.latency_s + card.per_message_overhead_s, true);
+  const auto algo =
+      engine::choose_all_reduce(kNodes, bytes, card.bandwidth, card.latency_s + card.per_message_overhead_s, true);
   double engine_s = 0, raw_s = 0;
   for (auto _ : state) {
     engine_s = in_child([&] { return engine_all_reduces(bytes, algo); });
@@ -79,7 +81,12 @@ void BM_AllReduceVsRawSimGrid(benchmark::State& state) {
   state.counters["engine_over_raw_time"] = engine_s / raw_s;
 }
 
-BENCHMARK(BM_AllReduceVsRawSimGrid)->Arg(16 << 10)->Arg(16 << 20)->UseManualTime()->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AllReduceVsRawSimGrid)
+    ->Arg(16 << 10)
+    ->Arg(16 << 20)
+    ->UseManualTime()
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -25,7 +25,8 @@ Figures run(const std::string& dir, int ranks, const std::string& strategy, int 
     const auto result = testsupport::run_cpu_engine(rt, s, strategy);
     if (rt.rank() != 0) return std::string();
     const auto catalog = engine::catalog_for(s, engine::Catalog::builtin());
-    const auto report = engine::build_report(s, catalog, engine::make_plan(s, catalog, strategy), s.profile, result, s.seed);
+    const auto report =
+        engine::build_report(s, catalog, engine::make_plan(s, catalog, strategy), s.profile, result, s.seed);
     return fmt::format("{} {}", report["summary"]["decode_tokens_per_s"].get<double>(),
                        report["summary"]["per_request_decode_tokens_per_s"].get<double>());
   });
@@ -43,12 +44,14 @@ int main(int argc, char** argv) {
   const std::string dir = testsupport::fresh_dir("cpu-decode-bench");
   engine::write_random_model(dir, engine::tiny_model_config(), 1);
 
-  fmt::print("CpuBackend decode, tiny qwen3_moe model, {} output tokens per request, TcpRuntime ranks on loopback\n\n", output);
+  fmt::print("CpuBackend decode, tiny qwen3_moe model, {} output tokens per request, TcpRuntime ranks on loopback\n\n",
+             output);
   fmt::print("| batch | ranks | parallelism | decode tok/s | per-request tok/s | vs 1 rank |\n");
   fmt::print("|---|---|---|---|---|---|\n");
   for (int batch : {1, 8}) {
     const Figures one = run(dir, 1, "tensor", batch, output);
-    fmt::print("| {} | 1 | - | {:.1f} | {:.1f} | 1.00 |\n", batch, one.decode_tokens_per_s, one.per_request_tokens_per_s);
+    fmt::print("| {} | 1 | - | {:.1f} | {:.1f} | 1.00 |\n", batch, one.decode_tokens_per_s,
+               one.per_request_tokens_per_s);
     for (const auto& [ranks, strategy] : {std::pair{2, "tensor"}, {4, "tensor"}, {4, "pipeline"}, {4, "expert"}}) {
       const Figures f = run(dir, ranks, strategy, batch, output);
       fmt::print("| {} | {} | {} | {:.1f} | {:.1f} | {:.2f} |\n", batch, ranks, strategy, f.decode_tokens_per_s,

@@ -4,13 +4,13 @@
 // replays the same message and sleep pattern without the engine.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
-#include <simgrid/s4u.hpp>
 
 #include <chrono>
+#include <simgrid/s4u.hpp>
 
 #include "engine/cost_model.hpp"
-#include "engine/stack_card.hpp"
 #include "engine/scenario.hpp"
+#include "engine/stack_card.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
 #include "sim/simulation.hpp"
@@ -136,7 +136,13 @@ void BM_RawSimGridSamePattern(benchmark::State& state) {
   report(state, f);
 }
 
-BENCHMARK(BM_DefaultScenario)->ArgName("batch")->Arg(1)->Arg(8)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_DefaultScenario)
+    ->ArgName("batch")
+    ->Arg(1)
+    ->Arg(8)
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
 BENCHMARK(BM_RawSimGridSamePattern)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace

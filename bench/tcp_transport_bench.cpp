@@ -38,9 +38,10 @@ double p2p(engine::Runtime& rt, std::uint64_t bytes, int count) {
 double all_reduce_mean_s(engine::Runtime& rt, std::uint64_t bytes, int iters) {
   std::vector<float> data(std::max<std::uint64_t>(1, bytes / sizeof(float)), 1.0f);
   double best = 1e30;
-  for (auto algo : {engine::AllReduceAlgorithm::kRing, engine::AllReduceAlgorithm::kOneShot, engine::AllReduceAlgorithm::kTwoShot}) {
+  for (auto algo : {engine::AllReduceAlgorithm::kRing, engine::AllReduceAlgorithm::kOneShot,
+                    engine::AllReduceAlgorithm::kTwoShot}) {
     auto buf = engine::CollectiveBuffer::real(data);
-    engine::all_reduce({rt, kTag, kTimeoutS}, buf, algo);   // warm-up
+    engine::all_reduce({rt, kTag, kTimeoutS}, buf, algo);  // warm-up
     const double start = rt.now();
     for (int i = 0; i < iters; ++i) engine::all_reduce({rt, kTag, kTimeoutS}, buf, algo);
     best = std::min(best, (rt.now() - start) / iters);
@@ -60,7 +61,8 @@ int main(int argc, char** argv) {
   const std::string mode = argv[3];
   const std::uint64_t bytes = std::strtoull(argv[4], nullptr, 10);
   const auto rt = hw::make_runtime(cluster, rank, hw::TransportOptions{});
-  const double value = mode == "p2p" ? p2p(*rt, bytes, std::atoi(argv[5])) : all_reduce_mean_s(*rt, bytes, std::atoi(argv[5]));
+  const double value =
+      mode == "p2p" ? p2p(*rt, bytes, std::atoi(argv[5])) : all_reduce_mean_s(*rt, bytes, std::atoi(argv[5]));
   if (rank == 0) fmt::print("{:.9g}\n", value);
   return 0;
 }

@@ -4,9 +4,9 @@
 // line. Rank 0 prints one result line:
 //   lat: "lat_us <one-way microseconds>" from a ping-pong of SIZE-byte messages
 //   bw:  "bw_MBps <MB/s>" from ITERS SIZE-byte messages streamed, then one reply.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 
 #include "hw/verbs/verbs_api.hpp"
@@ -53,17 +53,23 @@ int run(int argc, char** argv) {
 
   auto ping_pong = [&](int n) {
     for (int i = 0; i < n; ++i) {
-      if (rank == 0) rt->send(peer, 1, message), rt->recv(peer, 1, timeout);
-      else rt->recv(peer, 1, timeout), rt->send(peer, 1, message);
+      if (rank == 0)
+        rt->send(peer, 1, message), rt->recv(peer, 1, timeout);
+      else
+        rt->recv(peer, 1, timeout), rt->send(peer, 1, message);
     }
   };
   auto stream = [&](int n) {
     for (int i = 0; i < n; ++i) {
-      if (rank == 0) rt->send(peer, 2, message);
-      else rt->recv(peer, 2, timeout);
+      if (rank == 0)
+        rt->send(peer, 2, message);
+      else
+        rt->recv(peer, 2, timeout);
     }
-    if (rank == 0) rt->recv(peer, 3, timeout);
-    else rt->send(peer, 3, engine::Payload{});
+    if (rank == 0)
+      rt->recv(peer, 3, timeout);
+    else
+      rt->send(peer, 3, engine::Payload{});
   };
 
   const int warmup = std::max(1, iters / 10);
@@ -72,8 +78,10 @@ int run(int argc, char** argv) {
   mode == "lat" ? ping_pong(iters) : stream(iters);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (rank == 0) {
-    if (mode == "lat") fmt::print("lat_us {:.3f}\n", seconds / iters / 2 * 1e6);
-    else fmt::print("bw_MBps {:.1f}\n", static_cast<double>(size) * iters / seconds / 1e6);
+    if (mode == "lat")
+      fmt::print("lat_us {:.3f}\n", seconds / iters / 2 * 1e6);
+    else
+      fmt::print("bw_MBps {:.1f}\n", static_cast<double>(size) * iters / seconds / 1e6);
   }
   return 0;
 }

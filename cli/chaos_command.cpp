@@ -53,7 +53,8 @@ int chaos(const ChaosOptions& o) {
   const auto campaign = sim::run_chaos(s, catalog, q);
   fmt::print("{}", sim::render_chaos_table(campaign));
   if (!o.out.empty()) {
-    std::filesystem::create_directories(std::filesystem::path(o.out).parent_path().empty() ? "." : std::filesystem::path(o.out).parent_path());
+    std::filesystem::create_directories(
+        std::filesystem::path(o.out).parent_path().empty() ? "." : std::filesystem::path(o.out).parent_path());
     std::ofstream(o.out) << campaign.dump(2) << "\n";
   }
   return campaign["violations"].empty() ? 0 : kExitBreach;
@@ -63,7 +64,8 @@ int chaos(const ChaosOptions& o) {
 
 void add_chaos_command(CLI::App& app, int& status) {
   auto o = std::make_shared<ChaosOptions>();
-  auto* cmd = app.add_subcommand("chaos", "run a scenario under a random fault schedule per seed and check the invariants");
+  auto* cmd =
+      app.add_subcommand("chaos", "run a scenario under a random fault schedule per seed and check the invariants");
   cmd->add_option("scenario", o->scenario, "scenario file")->required();
   cmd->add_option("--seeds", o->seeds, "seed range A..B; each seed's faults replay exactly");
   cmd->add_option("--faults", o->kinds, "fault kinds to draw from (default: all)")->delimiter(',');

@@ -60,12 +60,20 @@ int launch(const LaunchOptions& o) {
   }
   const hw::ClusterSpec cluster = hw::load_cluster(cluster_file);
   if (cluster.world() != static_cast<int>(l.scenario.nodes.size()))
-    throw engine::InputError(cluster_file, "", fmt::format("{} host(s), but scenario {} has {} node(s)", cluster.world(),
-                                                           o.scenario, l.scenario.nodes.size()));
+    throw engine::InputError(cluster_file, "",
+                             fmt::format("{} host(s), but scenario {} has {} node(s)", cluster.world(), o.scenario,
+                                         l.scenario.nodes.size()));
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < cluster.world(); ++r) {
-    std::vector<std::string> node{hw::self_executable(), "node", "--rank", std::to_string(r), "--cluster", cluster_file,
-                                  o.scenario, "--out", out};
+    std::vector<std::string> node{hw::self_executable(),
+                                  "node",
+                                  "--rank",
+                                  std::to_string(r),
+                                  "--cluster",
+                                  cluster_file,
+                                  o.scenario,
+                                  "--out",
+                                  out};
     for (const auto& card : o.cards) node.insert(node.end(), {"--card", card});
     const bool same_machine = o.local > 0 || !o.exec_prefix.empty();
     if (has_cores_to_spare(cluster, r, same_machine)) node.push_back("--busy-wait");
@@ -81,7 +89,8 @@ void add_launch_command(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand("launch", "run a scenario as real processes, one per node, and gather one report");
   cmd->add_option("scenario", o->scenario, "scenario file")->required();
   auto* local = cmd->add_option("--local", o->local, "start N processes on 127.0.0.1")->check(CLI::PositiveNumber);
-  auto* hostfile = cmd->add_option("--hostfile", o->hostfile, "cluster file (MLX hostfile): one rank per host, over ssh");
+  auto* hostfile =
+      cmd->add_option("--hostfile", o->hostfile, "cluster file (MLX hostfile): one rank per host, over ssh");
   local->excludes(hostfile);
   hostfile->excludes(local);
   cmd->add_option("--exec-prefix", o->exec_prefix,

@@ -1,7 +1,7 @@
 // The meshinfer command line: one subcommand per job (cli/*_command.cpp).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "cli/commands.hpp"

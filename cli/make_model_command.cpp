@@ -14,9 +14,9 @@ namespace {
 struct MakeModelOptions {
   std::string out;
   engine::ModelConfig config;
-  std::string type;   // empty: qwen3_moe with experts, else qwen3
-  int head_dim = 0;       // 0: hidden / heads
-  int intermediate = 0;   // 0: 2 x hidden (dense), hidden (per expert)
+  std::string type;      // empty: qwen3_moe with experts, else qwen3
+  int head_dim = 0;      // 0: hidden / heads
+  int intermediate = 0;  // 0: 2 x hidden (dense), hidden (per expert)
   unsigned long long seed = 1;
 };
 
@@ -28,9 +28,9 @@ int make_model(MakeModelOptions o) {
   c.moe_intermediate_size = c.num_experts > 0 ? (o.intermediate > 0 ? o.intermediate : c.hidden_size) : 0;
   if (c.num_experts == 0) c.num_experts_per_tok = 0;
   engine::write_random_model(o.out, c, o.seed);
-  fmt::print("{}: {} model, {} layers, hidden {}, {} heads / {} KV heads, {} experts (top {}), vocab {}, seed {}\n", o.out,
-             c.model_type, c.num_hidden_layers, c.hidden_size, c.num_attention_heads, c.num_key_value_heads, c.num_experts,
-             c.num_experts_per_tok, c.vocab_size, o.seed);
+  fmt::print("{}: {} model, {} layers, hidden {}, {} heads / {} KV heads, {} experts (top {}), vocab {}, seed {}\n",
+             o.out, c.model_type, c.num_hidden_layers, c.hidden_size, c.num_attention_heads, c.num_key_value_heads,
+             c.num_experts, c.num_experts_per_tok, c.vocab_size, o.seed);
   return 0;
 }
 
@@ -46,7 +46,8 @@ void add_make_model_command(CLI::App& app, int& status) {
   cmd->add_option("--heads", c.num_attention_heads, "attention heads")->capture_default_str();
   cmd->add_option("--kv-heads", c.num_key_value_heads, "KV heads")->capture_default_str();
   cmd->add_option("--head-dim", o->head_dim, "head dimension (default hidden / heads)");
-  cmd->add_option("--intermediate", o->intermediate, "FFN width: dense (default 2 x hidden) or per expert (default hidden)");
+  cmd->add_option("--intermediate", o->intermediate,
+                  "FFN width: dense (default 2 x hidden) or per expert (default hidden)");
   cmd->add_option("--experts", c.num_experts, "routed experts per layer (0: dense)")->capture_default_str();
   cmd->add_option("--top-k", c.num_experts_per_tok, "experts per token")->capture_default_str();
   cmd->add_option("--vocab", c.vocab_size, "vocabulary size")->capture_default_str();

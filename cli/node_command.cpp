@@ -30,9 +30,9 @@ int node(const NodeOptions& o) {
   if (!l.scenario.faults.empty())
     fmt::print(stderr, "rank {}: the scenario's faults are injected in simulation only; a real run meets the world's\n",
                o.rank);
-  ::prctl(PR_SET_TIMERSLACK, 1);   // modelled op times are sleeps: wake when asked, not up to 50 us later
-  engine::EngineSetup setup{l.scenario, l.catalog, l.plan, l.profile,
-                            engine::make_requests(l.scenario.workload, l.scenario.seed), {}, {}};
+  ::prctl(PR_SET_TIMERSLACK, 1);  // modelled op times are sleeps: wake when asked, not up to 50 us later
+  engine::EngineSetup setup{
+      l.scenario, l.catalog, l.plan, l.profile, engine::make_requests(l.scenario.workload, l.scenario.seed), {}, {}};
   if (!l.scenario.model_dir.empty()) setup.backend = engine::cpu_backends(l.scenario.model_dir, false);
   const hw::TransportOptions transport{o.bootstrap_timeout_s, o.busy_wait};
   const hw::NodeOutcome outcome = hw::run_node_process(cluster, o.rank, transport, setup, [&](double zero) {

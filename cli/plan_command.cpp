@@ -43,14 +43,19 @@ void parse_slo(const std::string& text, sim::PlanQuery& q) {
       std::size_t used = 0;
       seconds = std::stod(value, &used);
       const std::string unit = value.substr(used);
-      if (unit == "ms") seconds /= 1e3;
-      else if (unit != "s" && !unit.empty()) throw std::invalid_argument(unit);
+      if (unit == "ms")
+        seconds /= 1e3;
+      else if (unit != "s" && !unit.empty())
+        throw std::invalid_argument(unit);
     } catch (const std::exception&) {
       throw engine::InputError("--slo", item, "expected ttft=<seconds>s or itl=<milliseconds>ms");
     }
-    if (key == "ttft") q.slo_ttft_s = seconds;
-    else if (key == "itl") q.slo_itl_s = seconds;
-    else throw engine::InputError("--slo", item, "unknown SLO '" + key + "'; known: ttft, itl");
+    if (key == "ttft")
+      q.slo_ttft_s = seconds;
+    else if (key == "itl")
+      q.slo_itl_s = seconds;
+    else
+      throw engine::InputError("--slo", item, "unknown SLO '" + key + "'; known: ttft, itl");
   }
 }
 
@@ -69,19 +74,23 @@ engine::Workload load_workload(const std::string& file, const std::string& model
   if (!in) throw engine::InputError(file, "", "cannot open the file");
   std::stringstream text;
   text << in.rdbuf();
-  nlohmann::json wrapper = {{"name", "plan-workload"},
-                            {"cluster", {{"nodes", nlohmann::json::array()}, {"fabric", {{"type", "full-mesh"}, {"link", "10gbe"}}}}},
-                            {"model", {{"name", model}, {"quant", quant}}},
-                            {"parallelism", "pipeline"}};
-  for (int i = 1; i <= 16; ++i) wrapper["cluster"]["nodes"].push_back({{"name", fmt::format("n{}", i)}, {"hardware", "m3-ultra-512gb"}});
+  nlohmann::json wrapper = {
+      {"name", "plan-workload"},
+      {"cluster", {{"nodes", nlohmann::json::array()}, {"fabric", {{"type", "full-mesh"}, {"link", "10gbe"}}}}},
+      {"model", {{"name", model}, {"quant", quant}}},
+      {"parallelism", "pipeline"}};
+  for (int i = 1; i <= 16; ++i)
+    wrapper["cluster"]["nodes"].push_back({{"name", fmt::format("n{}", i)}, {"hardware", "m3-ultra-512gb"}});
   const std::string head = wrapper.dump();
-  return engine::parse_scenario(head.substr(0, head.size() - 1) + ", \"workload\": " + text.str() + "}", file, catalog).workload;
+  return engine::parse_scenario(head.substr(0, head.size() - 1) + ", \"workload\": " + text.str() + "}", file, catalog)
+      .workload;
 }
 
 int plan(PlanOptions o) {
   engine::Catalog catalog = engine::Catalog::builtin();
   for (const auto& card : o.cards) catalog.add_card_file(card);
-  if (!catalog.has_model(o.model)) throw engine::InputError("--model", o.model, "unknown model; known: " + known(catalog.model_names()));
+  if (!catalog.has_model(o.model))
+    throw engine::InputError("--model", o.model, "unknown model; known: " + known(catalog.model_names()));
   const auto& model = catalog.model(o.model);
   if (o.quant.empty()) o.quant = model.quantizations.front().name;
   try {
@@ -90,9 +99,11 @@ int plan(PlanOptions o) {
     throw engine::InputError("--quant", o.quant, e.what());
   }
   for (const auto& h : o.hardware)
-    if (!catalog.has_hardware(h)) throw engine::InputError("--hardware", h, "unknown hardware card; known: " + known(catalog.hardware_names()));
+    if (!catalog.has_hardware(h))
+      throw engine::InputError("--hardware", h, "unknown hardware card; known: " + known(catalog.hardware_names()));
   for (const auto& l : o.links)
-    if (!catalog.has_link(l)) throw engine::InputError("--links", l, "unknown link card; known: " + known(catalog.link_names()));
+    if (!catalog.has_link(l))
+      throw engine::InputError("--links", l, "unknown link card; known: " + known(catalog.link_names()));
   if (o.strategies.empty()) {
     o.strategies = {"tensor", "tensor-uneven", "pipeline"};
     if (model.moe) o.strategies.push_back("expert");

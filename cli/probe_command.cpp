@@ -24,9 +24,22 @@ struct ProbeCommandOptions {
 };
 
 std::vector<std::string> rank_args(const ProbeCommandOptions& o, int r) {
-  return {hw::self_executable(), "probe", "--rank", std::to_string(r), "--cluster", o.cluster, "--out", o.out,
-          "--port-kind", o.port_kind, "--pings", std::to_string(o.probe.pings), "--bytes",
-          std::to_string(o.probe.bulk_bytes), "--repeats", std::to_string(o.probe.bulk_repeats)};
+  return {hw::self_executable(),
+          "probe",
+          "--rank",
+          std::to_string(r),
+          "--cluster",
+          o.cluster,
+          "--out",
+          o.out,
+          "--port-kind",
+          o.port_kind,
+          "--pings",
+          std::to_string(o.probe.pings),
+          "--bytes",
+          std::to_string(o.probe.bulk_bytes),
+          "--repeats",
+          std::to_string(o.probe.bulk_repeats)};
 }
 
 int probe_one_rank(const ProbeCommandOptions& o, const hw::ClusterSpec& cluster) {
@@ -47,7 +60,8 @@ int probe(const ProbeCommandOptions& o) {
   const hw::ClusterSpec cluster = hw::load_cluster(o.cluster);
   if (o.rank >= 0) return probe_one_rank(o, cluster);
   std::vector<std::vector<std::string>> commands;
-  for (int r = 0; r < cluster.world(); ++r) commands.push_back(hw::rank_command(cluster, r, o.exec_prefix, rank_args(o, r)));
+  for (int r = 0; r < cluster.world(); ++r)
+    commands.push_back(hw::rank_command(cluster, r, o.exec_prefix, rank_args(o, r)));
   return hw::run_ranks(commands, o.timeout_s, o.dry_run);
 }
 

@@ -42,8 +42,9 @@ struct RunOptions {
 
 int run(const RunOptions& o) {
   const LoadedScenario l = load_for_run(o.scenario, o.cards, o.seed, true);
-  const auto result = sim::simulate(l.scenario, l.catalog, l.plan, l.profile,
-                                    engine::make_requests(l.scenario.workload, l.scenario.seed), progress_line(o.quiet));
+  const auto result =
+      sim::simulate(l.scenario, l.catalog, l.plan, l.profile,
+                    engine::make_requests(l.scenario.workload, l.scenario.seed), progress_line(o.quiet));
   return report_run(l, result, o.out, "simulated");
 }
 
@@ -56,7 +57,8 @@ void add_run_command(CLI::App& app, int& status) {
   cmd->add_option("--seed", options->seed, "override the scenario's seed");
   cmd->add_option("--out", options->out, "report directory (default reports/out/<scenario name>)");
   cmd->add_flag("--quiet", options->quiet, "no progress line");
-  cmd->add_option("--card", options->cards, "extra hardware or link card file, e.g. from `meshinfer probe` (repeatable)");
+  cmd->add_option("--card", options->cards,
+                  "extra hardware or link card file, e.g. from `meshinfer probe` (repeatable)");
   cmd->callback([options, &status] { status = run(*options); });
 }
 

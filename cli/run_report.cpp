@@ -22,7 +22,8 @@ LoadedScenario load_for_run(const std::string& scenario_file, const std::vector<
   l.plan = choice.plan;
   if (print_plan) {
     for (const auto& c : choice.candidates)
-      fmt::print("  auto: {:<14} {}\n", c.strategy, c.refusal.empty() ? fmt::format("probe {:.3f} s", c.probe_s) : c.refusal);
+      fmt::print("  auto: {:<14} {}\n", c.strategy,
+                 c.refusal.empty() ? fmt::format("probe {:.3f} s", c.probe_s) : c.refusal);
     fmt::print("{}", l.plan.describe());
   }
   return l;
@@ -37,12 +38,13 @@ int report_run(const LoadedScenario& l, const engine::RunResult& result, const s
   engine::write_reports(dir, report, engine::render_trace(s, l.plan, result));
 
   const auto& sum = report["summary"];
-  fmt::print("{}: decode {:.2f} tok/s, prefill {:.1f} tok/s, TTFT p50 {:.3f} s p99 {:.3f} s, ITL p50 {:.2f} ms, "
-             "requests {} completed / {} failed, {} {:.2f} s\n",
-             s.name, sum["decode_tokens_per_s"].get<double>(), sum["prefill_tokens_per_s"].get<double>(),
-             sum["ttft_s"]["p50"].get<double>(), sum["ttft_s"]["p99"].get<double>(),
-             1e3 * sum["itl_s"]["p50"].get<double>(), sum["requests"]["completed"].get<int>(),
-             sum["requests"]["failed"].get<int>(), clock, sum["simulated_s"].get<double>());
+  fmt::print(
+      "{}: decode {:.2f} tok/s, prefill {:.1f} tok/s, TTFT p50 {:.3f} s p99 {:.3f} s, ITL p50 {:.2f} ms, "
+      "requests {} completed / {} failed, {} {:.2f} s\n",
+      s.name, sum["decode_tokens_per_s"].get<double>(), sum["prefill_tokens_per_s"].get<double>(),
+      sum["ttft_s"]["p50"].get<double>(), sum["ttft_s"]["p99"].get<double>(), 1e3 * sum["itl_s"]["p50"].get<double>(),
+      sum["requests"]["completed"].get<int>(), sum["requests"]["failed"].get<int>(), clock,
+      sum["simulated_s"].get<double>());
   fmt::print("reports: {0}/report.json {0}/report.md {0}/report.html {0}/trace.json\n", dir);
   int status = 0;
   for (const auto& c : checks) {
@@ -56,7 +58,9 @@ int report_run(const LoadedScenario& l, const engine::RunResult& result, const s
   }
   const auto& faults = report["faults"];
   if (faults["injected"].get<int>() > 0) {
-    auto seconds = [](const auto& v) { return v.is_null() ? std::string("never") : fmt::format("{:.3f} s", v.template get<double>()); };
+    auto seconds = [](const auto& v) {
+      return v.is_null() ? std::string("never") : fmt::format("{:.3f} s", v.template get<double>());
+    };
     fmt::print("faults: {} injected, detected after {}, recovered after {}, downtime {}, {} tokens recomputed\n",
                faults["injected"].get<int>(), seconds(faults["time_to_detect_s"]), seconds(faults["time_to_recover_s"]),
                seconds(faults["downtime_s"]), faults["tokens_recomputed"].get<long>());

@@ -10,13 +10,13 @@
 #include "engine/catalog.hpp"
 #include "engine/executor.hpp"
 #include "engine/planner.hpp"
-#include "engine/stack_card.hpp"
 #include "engine/scenario.hpp"
+#include "engine/stack_card.hpp"
 
 namespace cli {
 
 struct LoadedScenario {
-  engine::Catalog catalog;   // the builtin one plus the user's card files
+  engine::Catalog catalog;  // the builtin one plus the user's card files
   engine::Scenario scenario;
   engine::StackCard profile;
   engine::Plan plan;

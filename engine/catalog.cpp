@@ -10,11 +10,10 @@
 #include <fstream>
 #include <initializer_list>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
 
@@ -39,9 +38,8 @@ double attention_params(const ModelCard& m) {
   // kv latent (kv_lora + rope) is cached.
   const MlaShape& a = *m.mla;
   const double qk_dim = a.qk_nope_head_dim + a.qk_rope_head_dim;
-  const double q = a.q_lora_rank == 0
-                       ? h * m.heads * qk_dim
-                       : h * a.q_lora_rank + double(a.q_lora_rank) * m.heads * qk_dim;
+  const double q =
+      a.q_lora_rank == 0 ? h * m.heads * qk_dim : h * a.q_lora_rank + double(a.q_lora_rank) * m.heads * qk_dim;
   const double kv_a = h * (a.kv_lora_rank + a.qk_rope_head_dim);
   const double kv_b = double(a.kv_lora_rank) * m.heads * (a.qk_nope_head_dim + a.v_head_dim);
   const double o = double(m.heads) * a.v_head_dim * h;
@@ -70,13 +68,11 @@ FfnParams ffn_params(const ModelCard& m, int layer) {
   const MoeShape& e = *m.moe;
   const double expert = 3 * h * e.expert_ffn;
   const double router = h * e.experts;
-  return {(e.experts + e.shared_experts) * expert + router,
-          (e.active_experts + e.shared_experts) * expert + router};
+  return {(e.experts + e.shared_experts) * expert + router, (e.active_experts + e.shared_experts) * expert + router};
 }
 
 double kv_bytes_per_token_per_layer(const ModelCard& m) {
-  const double elements = m.mla ? m.mla->kv_lora_rank + m.mla->qk_rope_head_dim
-                                : 2.0 * m.kv_heads * m.head_dim;
+  const double elements = m.mla ? m.mla->kv_lora_rank + m.mla->qk_rope_head_dim : 2.0 * m.kv_heads * m.head_dim;
   return elements * m.kv_bytes_per_element;
 }
 
@@ -106,12 +102,10 @@ std::vector<std::string> names_of(const std::map<std::string, Card>& cards) {
 }
 
 template <typename Card>
-const Card& find_card(const std::map<std::string, Card>& cards, const std::string& name,
-                      std::string_view kind) {
+const Card& find_card(const std::map<std::string, Card>& cards, const std::string& name, std::string_view kind) {
   auto it = cards.find(name);
   if (it == cards.end()) {
-    throw std::out_of_range(
-        fmt::format("unknown {} \"{}\"; known: {}", kind, name, join_names(names_of(cards))));
+    throw std::out_of_range(fmt::format("unknown {} \"{}\"; known: {}", kind, name, join_names(names_of(cards))));
   }
   return it->second;
 }
@@ -124,14 +118,13 @@ const Quantization& ModelCard::quant(const std::string& q) const {
   }
   std::vector<std::string> known;
   for (const Quantization& x : quantizations) known.push_back(x.name);
-  throw std::out_of_range(fmt::format("model \"{}\" has no quantization \"{}\"; known: {}", name,
-                                      q, join_names(known)));
+  throw std::out_of_range(
+      fmt::format("model \"{}\" has no quantization \"{}\"; known: {}", name, q, join_names(known)));
 }
 
 LayerCost layer_cost(const ModelCard& m, int layer) {
   if (layer < 0 || layer >= m.layers) {
-    throw std::out_of_range(
-        fmt::format("layer {} out of range for \"{}\" ({} layers)", layer, m.name, m.layers));
+    throw std::out_of_range(fmt::format("layer {} out of range for \"{}\" ({} layers)", layer, m.name, m.layers));
   }
   const double attention = attention_params(m);
   const FfnParams ffn = ffn_params(m, layer);
@@ -189,13 +182,10 @@ double total_params(const ModelCard& m) {
 
 // As models publish it ("22B active"): the embeddings count in full.
 double active_params(const ModelCard& m) {
-  return sum_over_layers(m, [](const LayerCost& c) { return c.active_params; }) +
-         embedding_params(m);
+  return sum_over_layers(m, [](const LayerCost& c) { return c.active_params; }) + embedding_params(m);
 }
 
-double weight_bytes(const ModelCard& m, const Quantization& q) {
-  return total_params(m) * q.bits_per_weight / 8;
-}
+double weight_bytes(const ModelCard& m, const Quantization& q) { return total_params(m) * q.bits_per_weight / 8; }
 
 double kv_bytes_per_token(const ModelCard& m) {
   return sum_over_layers(m, [](const LayerCost& c) { return c.kv_bytes_per_token; });
@@ -223,8 +213,7 @@ namespace fs = std::filesystem;
 // names where it comes from.
 class Obj {
  public:
-  Obj(std::string file, const json& j, std::string path)
-      : file_(std::move(file)), j_(j), path_(std::move(path)) {
+  Obj(std::string file, const json& j, std::string path) : file_(std::move(file)), j_(j), path_(std::move(path)) {
     if (!j_.is_object()) throw InputError(file_, path_, "expected an object");
   }
 
@@ -330,8 +319,7 @@ json read_json(const std::string& file) {
 std::string card_name(const Obj& card, const fs::path& file) {
   const std::string stem = file.stem().string();
   if (card.has("name") && card.string("name") != stem) {
-    card.fail("name", fmt::format("\"{}\" does not match the file name \"{}\"",
-                                  card.string("name"), stem));
+    card.fail("name", fmt::format("\"{}\" does not match the file name \"{}\"", card.string("name"), stem));
   }
   return stem;
 }
@@ -396,9 +384,8 @@ void check_model(const Obj& card, const ModelCard& m) {
 }
 
 ModelCard parse_model(const Obj& card, const fs::path& file) {
-  card.allow_only({"name", "source", "notes", "layers", "hidden", "heads", "kv_heads", "head_dim",
-                   "ffn", "vocab", "tied_embeddings", "moe", "mla", "kv_bytes_per_element",
-                   "quantizations"});
+  card.allow_only({"name", "source", "notes", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab",
+                   "tied_embeddings", "moe", "mla", "kv_bytes_per_element", "quantizations"});
   ModelCard m;
   m.name = card_name(card, file);
   check_text(card, "source", true);
@@ -427,9 +414,8 @@ std::map<std::string, int> parse_ports(const Obj& o) {
 }
 
 HardwareCard parse_hardware(const Obj& card, const fs::path& file) {
-  card.allow_only({"name", "notes", "memory_gb", "usable_memory_fraction", "memory_bandwidth_gbs",
-                   "peak_tflops_fp16", "ports", "ssd_read_gbs", "idle_watts", "loaded_watts",
-                   "price_usd", "boot_s"});
+  card.allow_only({"name", "notes", "memory_gb", "usable_memory_fraction", "memory_bandwidth_gbs", "peak_tflops_fp16",
+                   "ports", "ssd_read_gbs", "idle_watts", "loaded_watts", "price_usd", "boot_s"});
   HardwareCard h;
   h.name = card_name(card, file);
   check_text(card, "notes", false);
@@ -449,8 +435,8 @@ HardwareCard parse_hardware(const Obj& card, const fs::path& file) {
 }
 
 LinkCard parse_link(const Obj& card, const fs::path& file) {
-  card.allow_only({"name", "notes", "bandwidth_gbps", "latency_us", "per_message_overhead_us",
-                   "frame_bytes", "port_kind", "switched"});
+  card.allow_only({"name", "notes", "bandwidth_gbps", "latency_us", "per_message_overhead_us", "frame_bytes",
+                   "port_kind", "switched"});
   LinkCard l;
   l.name = card_name(card, file);
   check_text(card, "notes", false);
@@ -518,15 +504,9 @@ const Catalog& Catalog::builtin() {
   return catalog;
 }
 
-const ModelCard& Catalog::model(const std::string& name) const {
-  return find_card(models_, name, "model");
-}
-const HardwareCard& Catalog::hardware(const std::string& name) const {
-  return find_card(hardware_, name, "hardware");
-}
-const LinkCard& Catalog::link(const std::string& name) const {
-  return find_card(links_, name, "link");
-}
+const ModelCard& Catalog::model(const std::string& name) const { return find_card(models_, name, "model"); }
+const HardwareCard& Catalog::hardware(const std::string& name) const { return find_card(hardware_, name, "hardware"); }
+const LinkCard& Catalog::link(const std::string& name) const { return find_card(links_, name, "link"); }
 
 std::vector<std::string> Catalog::model_names() const { return names_of(models_); }
 std::vector<std::string> Catalog::hardware_names() const { return names_of(hardware_); }

@@ -10,13 +10,13 @@
 namespace engine {
 
 struct Quantization {
-  std::string name;          // "bf16", "fp16", "8bit", "4bit", "q4_k_m", "int4"
-  double bits_per_weight;    // effective, including group scales
+  std::string name;        // "bf16", "fp16", "8bit", "4bit", "q4_k_m", "int4"
+  double bits_per_weight;  // effective, including group scales
 };
 
 // Multi-head latent attention (DeepSeek-V3 family). Absent for GQA models.
 struct MlaShape {
-  int q_lora_rank = 0;   // 0: queries projected directly from hidden
+  int q_lora_rank = 0;  // 0: queries projected directly from hidden
   int kv_lora_rank = 0;
   int qk_nope_head_dim = 0;
   int qk_rope_head_dim = 0;
@@ -24,11 +24,11 @@ struct MlaShape {
 };
 
 struct MoeShape {
-  int experts = 0;           // routed experts per MoE layer
-  int active_experts = 0;    // top-k
+  int experts = 0;         // routed experts per MoE layer
+  int active_experts = 0;  // top-k
   int shared_experts = 0;
-  int expert_ffn = 0;        // intermediate size of one expert
-  int dense_layers = 0;      // leading layers with a dense FFN instead of MoE
+  int expert_ffn = 0;    // intermediate size of one expert
+  int dense_layers = 0;  // leading layers with a dense FFN instead of MoE
 };
 
 struct ModelCard {
@@ -38,12 +38,12 @@ struct ModelCard {
   int heads = 0;
   int kv_heads = 0;
   int head_dim = 0;
-  int ffn = 0;               // dense FFN intermediate size (dense layers)
+  int ffn = 0;  // dense FFN intermediate size (dense layers)
   int vocab = 0;
   bool tied_embeddings = false;
   std::optional<MoeShape> moe;
   std::optional<MlaShape> mla;
-  double kv_bytes_per_element = 2.0;   // KV cache kept in 16-bit
+  double kv_bytes_per_element = 2.0;  // KV cache kept in 16-bit
   std::vector<Quantization> quantizations;
 
   const Quantization& quant(const std::string& name) const;  // throws std::out_of_range
@@ -53,35 +53,35 @@ struct ModelCard {
 struct HardwareCard {
   std::string name;
   double memory_bytes = 0;
-  double usable_memory_fraction = 0;   // what the GPU may wire for weights and KV
-  double memory_bandwidth = 0;         // bytes/s
-  double peak_flops = 0;               // FP16 FLOP/s
+  double usable_memory_fraction = 0;  // what the GPU may wire for weights and KV
+  double memory_bandwidth = 0;        // bytes/s
+  double peak_flops = 0;              // FP16 FLOP/s
   // Ports that take a point-to-point cable, by kind ("thunderbolt", "qsfp"):
   // for an M3 Ultra, 5 of its 6 Thunderbolt 5 ports are usable for RDMA.
   std::map<std::string, int> ports;
-  double ssd_read_bandwidth = 0;       // bytes/s
+  double ssd_read_bandwidth = 0;  // bytes/s
   double idle_watts = 0;
   double loaded_watts = 0;
   double price_usd = 0;
-  double boot_s = 0;                   // power-on to serving
+  double boot_s = 0;  // power-on to serving
 };
 
 struct LinkCard {
   std::string name;
-  double bandwidth = 0;             // effective bytes/s, each direction
-  double latency_s = 0;             // one-way wire + stack latency
+  double bandwidth = 0;               // effective bytes/s, each direction
+  double latency_s = 0;               // one-way wire + stack latency
   double per_message_overhead_s = 0;  // software cost per message at the sender
-  double frame_bytes = 0;           // frame/MTU; messages are padded to it
-  std::string port_kind;            // "thunderbolt", "qsfp", "ethernet"
-  bool switched = false;            // one NIC per node into a switch (Ethernet):
-                                    // no port limit, the node's NIC is shared
+  double frame_bytes = 0;             // frame/MTU; messages are padded to it
+  std::string port_kind;              // "thunderbolt", "qsfp", "ethernet"
+  bool switched = false;              // one NIC per node into a switch (Ethernet):
+                                      // no port limit, the node's NIC is shared
 };
 
 // Per-model derived figures (per token, per layer unless said otherwise).
 struct LayerCost {
-  double params = 0;          // all parameters of the layer
-  double active_params = 0;   // parameters touched by one token
-  double flops_per_token = 0; // 2 x active params (matmuls only)
+  double params = 0;                                 // all parameters of the layer
+  double active_params = 0;                          // parameters touched by one token
+  double flops_per_token = 0;                        // 2 x active params (matmuls only)
   double attention_flops_per_token_per_context = 0;  // score+value FLOPs per cached token
   double kv_bytes_per_token = 0;
 };
@@ -96,16 +96,16 @@ struct LayerParts {
   double per_expert = 0;        // one expert's SwiGLU (0 on dense layers)
   int heads = 0, kv_heads = 0;  // KV heads is 0 for MLA (the latent is replicated)
   int routed_experts = 0, shared_experts = 0, active_experts = 0;
-  double total() const;         // equals layer_cost().params
+  double total() const;  // equals layer_cost().params
 };
 LayerParts layer_parts(const ModelCard& m, int layer);
 
 double total_params(const ModelCard& m);
 double active_params(const ModelCard& m);
-double embedding_params(const ModelCard& m);   // input embedding + LM head
+double embedding_params(const ModelCard& m);  // input embedding + LM head
 LayerCost layer_cost(const ModelCard& m, int layer);
 double weight_bytes(const ModelCard& m, const Quantization& q);
-double kv_bytes_per_token(const ModelCard& m);   // all layers
+double kv_bytes_per_token(const ModelCard& m);  // all layers
 // Bytes read from memory to decode one token at `context` cached tokens.
 double decode_bytes_per_token(const ModelCard& m, const Quantization& q, int context);
 
@@ -116,7 +116,7 @@ class Catalog {
   // The repository's own catalog (scenarios/catalog), found relative to the build.
   static const Catalog& builtin();
 
-  const ModelCard& model(const std::string& name) const;      // throws std::out_of_range
+  const ModelCard& model(const std::string& name) const;  // throws std::out_of_range
   const HardwareCard& hardware(const std::string& name) const;
   const LinkCard& link(const std::string& name) const;
   bool has_model(const std::string& n) const { return models_.count(n) > 0; }

@@ -47,9 +47,12 @@ void CollectiveBuffer::assign_sum(std::uint64_t begin, std::uint64_t count, std:
 
 std::string_view name(AllReduceAlgorithm a) {
   switch (a) {
-    case AllReduceAlgorithm::kRing: return "ring";
-    case AllReduceAlgorithm::kOneShot: return "one-shot";
-    case AllReduceAlgorithm::kTwoShot: return "two-shot";
+    case AllReduceAlgorithm::kRing:
+      return "ring";
+    case AllReduceAlgorithm::kOneShot:
+      return "one-shot";
+    case AllReduceAlgorithm::kTwoShot:
+      return "two-shot";
   }
   return "?";
 }
@@ -126,9 +129,12 @@ void two_shot_all_reduce(const CollectiveContext& c, CollectiveBuffer& buf) {
 void all_reduce(const CollectiveContext& c, CollectiveBuffer& buf, AllReduceAlgorithm algo) {
   if (c.rt.world() == 1) return;
   switch (algo) {
-    case AllReduceAlgorithm::kRing: return ring_all_reduce(c, buf);
-    case AllReduceAlgorithm::kOneShot: return one_shot_all_reduce(c, buf);
-    case AllReduceAlgorithm::kTwoShot: return two_shot_all_reduce(c, buf);
+    case AllReduceAlgorithm::kRing:
+      return ring_all_reduce(c, buf);
+    case AllReduceAlgorithm::kOneShot:
+      return one_shot_all_reduce(c, buf);
+    case AllReduceAlgorithm::kTwoShot:
+      return two_shot_all_reduce(c, buf);
   }
 }
 
@@ -183,7 +189,8 @@ AllReduceAlgorithm choose_all_reduce(int n, double bytes, double bandwidth, doub
   if (!full_mesh) return AllReduceAlgorithm::kRing;
   AllReduceAlgorithm best = AllReduceAlgorithm::kOneShot;
   for (auto a : {AllReduceAlgorithm::kTwoShot, AllReduceAlgorithm::kRing})
-    if (all_reduce_cost(a, n, bytes, bandwidth, latency) < all_reduce_cost(best, n, bytes, bandwidth, latency)) best = a;
+    if (all_reduce_cost(a, n, bytes, bandwidth, latency) < all_reduce_cost(best, n, bytes, bandwidth, latency))
+      best = a;
   return best;
 }
 

@@ -40,7 +40,8 @@ double CostModel::ffn_s(int layer, const StepShape& s) const {
   const double held_share = shard_.experts / e;
   const double expert_bytes = p.per_expert * shard_.ffn_fraction * bytes_per_param_;
   const double router = p.router;
-  const double bytes = (shard_.experts * touched_fraction + p.shared_experts) * expert_bytes + router * bytes_per_param_;
+  const double bytes =
+      (shard_.experts * touched_fraction + p.shared_experts) * expert_bytes + router * bytes_per_param_;
   const double routed_flops = 2 * s.tokens * p.per_expert * shard_.ffn_fraction * k * held_share;
   const double flops = 2 * s.tokens * (p.per_expert * shard_.ffn_fraction * p.shared_experts + router);
   // Each routed expert the step touches here costs a dispatch of its own.

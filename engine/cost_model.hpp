@@ -11,11 +11,11 @@ namespace engine {
 
 // The work of one step on one node, whatever mix of decode and prefill it holds.
 struct StepShape {
-  int tokens = 0;              // new tokens processed
-  int sequences = 0;           // sequences in the batch
-  double attended = 0;         // sum over new tokens of the context each attends to
-  double kv_read_tokens = 0;   // sum over sequences of cached tokens read once
-  int logits = 0;              // tokens whose next-token logits are needed
+  int tokens = 0;             // new tokens processed
+  int sequences = 0;          // sequences in the batch
+  double attended = 0;        // sum over new tokens of the context each attends to
+  double kv_read_tokens = 0;  // sum over sequences of cached tokens read once
+  int logits = 0;             // tokens whose next-token logits are needed
 };
 
 class CostModel {
@@ -28,7 +28,6 @@ class CostModel {
   double ffn_s(int layer, const StepShape& s) const;
   // The LM head over `share` of the vocabulary.
   double lm_head_s(const StepShape& s, double share) const;
-
 
  private:
   // `expert_flops` run at the profile's expert_compute_efficiency.

@@ -12,7 +12,9 @@ EpochRuntime::EpochRuntime(Runtime& physical, Liveness& m, std::vector<int> memb
   rank_ = static_cast<int>(std::find(members_.begin(), members_.end(), physical.rank()) - members_.begin());
 }
 
-void EpochRuntime::send(int dst, int tag, Payload payload) { physical_.send(members_.at(dst), fenced(tag), std::move(payload)); }
+void EpochRuntime::send(int dst, int tag, Payload payload) {
+  physical_.send(members_.at(dst), fenced(tag), std::move(payload));
+}
 
 Payload EpochRuntime::recv(int src, int tag, double timeout_s) {
   const double give_up = now() + timeout_s;
@@ -60,7 +62,8 @@ ControlMessage ControlMessage::decode(const Payload& p) {
   std::vector<std::int32_t> words(p.bytes.size() / sizeof(std::int32_t));
   std::memcpy(words.data(), p.bytes.data(), words.size() * sizeof(std::int32_t));
   const auto rest = static_cast<std::int64_t>(words.size()) - static_cast<std::int64_t>(kFixed);
-  if (p.bytes.size() % sizeof(std::int32_t) != 0 || rest < 0 || words[5] < 0 || words[5] > rest || (rest - words[5]) % 3 != 0)
+  if (p.bytes.size() % sizeof(std::int32_t) != 0 || rest < 0 || words[5] < 0 || words[5] > rest ||
+      (rest - words[5]) % 3 != 0)
     throw std::runtime_error("malformed control message");
   ControlMessage m;
   m.kind = static_cast<Kind>(words[0]);

@@ -8,9 +8,9 @@ namespace engine {
 
 struct RunEvent {
   double t_s = 0;
-  std::string kind;     // e.g. "node-crash", "detected", "recovered", "instance-failed"
-  std::string target;   // node or link it concerns; empty for the whole fabric
-  std::string detail;   // the cause or effect, for a person
+  std::string kind;    // e.g. "node-crash", "detected", "recovered", "instance-failed"
+  std::string target;  // node or link it concerns; empty for the whole fabric
+  std::string detail;  // the cause or effect, for a person
 };
 
 }  // namespace engine

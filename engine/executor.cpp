@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "engine/collectives.hpp"
-#include "engine/error.hpp"
 #include "engine/epoch_runtime.hpp"
+#include "engine/error.hpp"
 
 namespace engine {
 
@@ -71,8 +71,7 @@ class NodeLoop {
       else
         run_tensor_step(shape);
       result_.steps.push_back(StepTrace{start, rt_.now(), result_.compute_s - compute_before,
-                                        result_.traffic.comm_s - comm_before, shape.tokens,
-                                        sent_since(bytes_before)});
+                                        result_.traffic.comm_s - comm_before, shape.tokens, sent_since(bytes_before)});
       result_.steps.back().wait_s = result_.traffic.wait_s - wait_before;
       if (scheduler) {
         if (backend_->computes()) scheduler->record_tokens(step, sampled_);
@@ -86,7 +85,8 @@ class NodeLoop {
   void report_progress(const Scheduler& scheduler) {
     if (!setup_.progress) return;
     const auto& records = scheduler.records();
-    const int done = static_cast<int>(std::count_if(records.begin(), records.end(), [](const auto& r) { return r.done(); }));
+    const int done =
+        static_cast<int>(std::count_if(records.begin(), records.end(), [](const auto& r) { return r.done(); }));
     if (done != reported_done_) setup_.progress(reported_done_ = done, static_cast<int>(records.size()), rt_.now());
   }
 
@@ -97,9 +97,11 @@ class NodeLoop {
   }
 
   std::unique_ptr<Backend> make_backend() {
-    auto modelled = std::make_unique<ModelledBackend>(
-        rt_, CostModel(model_, model_.quant(setup_.scenario.quant), setup_.catalog.hardware(shard_.hardware), setup_.profile, shard_),
-        lm_head_share());
+    auto modelled =
+        std::make_unique<ModelledBackend>(rt_,
+                                          CostModel(model_, model_.quant(setup_.scenario.quant),
+                                                    setup_.catalog.hardware(shard_.hardware), setup_.profile, shard_),
+                                          lm_head_share());
     if (!setup_.backend) return modelled;
     return setup_.backend(rt_, plan_, std::move(modelled));
   }
@@ -161,7 +163,7 @@ class NodeLoop {
       all_gather({rt_, kCollectiveTag, timeout_s_}, ids);
       return;
     }
-    std::vector<float> pairs(2 * static_cast<std::size_t>(shape.logits) * n);   // (logit, id bits) per rank and slot
+    std::vector<float> pairs(2 * static_cast<std::size_t>(shape.logits) * n);  // (logit, id bits) per rank and slot
     const auto mine = backend_->best_tokens();
     for (std::size_t i = 0; i < mine.size(); ++i) {
       pairs[2 * (rt_.rank() * mine.size() + i)] = mine[i].logit;
@@ -269,12 +271,11 @@ class NodeLoop {
   Runtime& rt_;
   std::unique_ptr<Backend> backend_;
   const LinkCard& link_;
-  double timeout_s_;        // waits inside a step
-  double idle_timeout_s_;   // waiting for the next step: arrivals may be far apart
+  double timeout_s_;       // waits inside a step
+  double idle_timeout_s_;  // waiting for the next step: arrivals may be far apart
   int reported_done_ = 0;
-  std::vector<int> sampled_;   // rank 0: the ids the step sampled, one per emitting slot
+  std::vector<int> sampled_;  // rank 0: the ids the step sampled, one per emitting slot
 };
-
 
 // The scenario restricted to `members` (physical ranks), to re-place the model on them.
 Scenario restricted(const Scenario& s, const std::vector<int>& members) {
@@ -404,7 +405,7 @@ class Node {
   }
 
   ControlMessage decision(int lost, const std::string& strategy, const std::vector<int>& members) const {
-    return {ControlMessage::kReconfigure, epoch_, lost, strategy_index(strategy), m_.on_secondary(),
+    return {ControlMessage::kReconfigure,     epoch_,  lost, strategy_index(strategy), m_.on_secondary(),
             {members.begin(), members.end()}, detours_};
   }
 
@@ -418,7 +419,8 @@ class Node {
       if (relay == a || relay == b || m_.down(relay, now(), physical_.rank()) || !cabled(relay, a) || !cabled(relay, b))
         continue;
       const Detour detour{lo, hi, relay};
-      if (std::find(tried_relays_.begin(), tried_relays_.end(), detour) != tried_relays_.end()) continue;  // it failed before
+      if (std::find(tried_relays_.begin(), tried_relays_.end(), detour) != tried_relays_.end())
+        continue;  // it failed before
       tried_relays_.push_back(detour);
       std::erase_if(detours_, [&](const Detour& d) { return d.from == lo && d.to == hi; });
       detours_.push_back(detour);
@@ -432,7 +434,8 @@ class Node {
 
   bool cabled(int a, int b) const {
     const auto& cables = setup_.scenario.fabric.cables;
-    return std::any_of(cables.begin(), cables.end(), [&](const Cable& c) { return (c.a == a && c.b == b) || (c.a == b && c.b == a); });
+    return std::any_of(cables.begin(), cables.end(),
+                       [&](const Cable& c) { return (c.a == a && c.b == b) || (c.a == b && c.b == a); });
   }
 
   // Sends to the far end of each detour this node is on take the relay.
@@ -476,7 +479,8 @@ class Node {
       } catch (const Timeout&) {
         if (now() >= give_up) {
           out_.nodes[physical_.rank()].error = "no decision from the coordinator (" + cause + ")";
-          note("left", physical_.rank(), "no decision from the coordinator in " + std::to_string(kStepProgressTimeoutS) + " s");
+          note("left", physical_.rank(),
+               "no decision from the coordinator in " + std::to_string(kStepProgressTimeoutS) + " s");
           return false;
         }
         if (m_.suspected(0, now())) {
@@ -511,8 +515,8 @@ class Node {
   RunResult& out_;
   Plan plan_;
   std::vector<int> members_;
-  std::vector<Detour> detours_;        // in force, as rank 0 decided them
-  std::vector<Detour> tried_relays_;   // rank 0: every detour it ever set up
+  std::vector<Detour> detours_;       // in force, as rank 0 decided them
+  std::vector<Detour> tried_relays_;  // rank 0: every detour it ever set up
   int epoch_ = 0;
 };
 

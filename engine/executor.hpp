@@ -15,9 +15,9 @@
 #include "engine/liveness.hpp"
 #include "engine/metered_runtime.hpp"
 #include "engine/planner.hpp"
-#include "engine/stack_card.hpp"
 #include "engine/scenario.hpp"
 #include "engine/scheduler.hpp"
+#include "engine/stack_card.hpp"
 
 namespace engine {
 
@@ -25,23 +25,23 @@ struct StepTrace {
   double start_s = 0, end_s = 0;
   double compute_s = 0, comm_s = 0;
   int tokens = 0;
-  std::vector<std::uint64_t> bytes_to;   // sent during the step, by destination rank
-  double wait_s = 0;   // of comm_s: blocked in recv while the peer had not sent yet
+  std::vector<std::uint64_t> bytes_to;  // sent during the step, by destination rank
+  double wait_s = 0;                    // of comm_s: blocked in recv while the peer had not sent yet
 };
 
 struct NodeResult {
   double compute_s = 0;
   TrafficStats traffic;
   std::vector<StepTrace> steps;
-  std::string error;   // set when the node's main loop ended on a failure
+  std::string error;  // set when the node's main loop ended on a failure
 };
 
 struct RunResult {
   std::vector<NodeResult> nodes;
   std::vector<RequestRecord> requests;  // from rank 0's scheduler, by finish_run()
   std::vector<StepRecord> steps;
-  std::vector<RunEvent> events;         // faults injected and what the engine did
-  long tokens_recomputed = 0;           // KV rebuilt after re-placements
+  std::vector<RunEvent> events;  // faults injected and what the engine did
+  long tokens_recomputed = 0;    // KV rebuilt after re-placements
   double end_s = 0;
   // Rank 0's scheduler, kept here so its records outlive a coordinator that died.
   std::shared_ptr<Scheduler> scheduler;
@@ -62,7 +62,7 @@ struct EngineSetup {
   const StackCard& profile;
   std::vector<Request> requests;
   ProgressFn progress;
-  BackendFactory backend;   // empty: modelled; a backend that computes also makes the run carry token ids
+  BackendFactory backend;  // empty: modelled; a backend that computes also makes the run carry token ids
 };
 
 // Runs node `rt.rank()` to the end of the workload, through failures as the

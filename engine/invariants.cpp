@@ -22,7 +22,8 @@ std::vector<std::string> check_invariants(const Scenario& s, const RunResult& r)
   }
   for (const RunEvent& e : r.events)
     if (e.kind == "deadline") out.push_back(fmt::format("the run was still going at its deadline ({} s)", e.t_s));
-  if (r.end_s > s.deadline_s) out.push_back(fmt::format("the run ended at {} s, after its deadline ({} s)", r.end_s, s.deadline_s));
+  if (r.end_s > s.deadline_s)
+    out.push_back(fmt::format("the run ended at {} s, after its deadline ({} s)", r.end_s, s.deadline_s));
   return out;
 }
 

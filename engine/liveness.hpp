@@ -58,10 +58,10 @@ class Liveness {
   bool suspected_locked(int peer, double now) const;
   double staleness_locked(int peer, double now) const;
 
-  mutable std::mutex mu_;   // guards the tables and times below
+  mutable std::mutex mu_;  // guards the tables and times below
   std::vector<double> last_heard_;
-  std::vector<std::vector<double>> heard_by_;   // [m][q]: when m last heard q, by m's gossip
-  std::vector<int> relay_;                      // per peer: the relay of its detour, or -1
+  std::vector<std::vector<double>> heard_by_;  // [m][q]: when m last heard q, by m's gossip
+  std::vector<int> relay_;                     // per peer: the relay of its detour, or -1
   double last_beat_ = 0, listening_since_ = 0;
   const double heartbeat_s_, timeout_s_;
   std::atomic<int> epoch_ = 0;

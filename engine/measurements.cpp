@@ -44,7 +44,7 @@ CalibrationRow parse_row(const json& j, const std::string& file, const std::stri
   if (prefill) r.prompt_tokens = field<int>(j, file, path, "prompt_tokens");
   // A prefill published as a duration is converted to tokens/s.
   r.published = prefill && j.contains("seconds") ? r.prompt_tokens / field<double>(j, file, path, "seconds")
-                                                  : field<double>(j, file, path, "tokens_per_s");
+                                                 : field<double>(j, file, path, "tokens_per_s");
   if (r.nodes < 1 || r.published <= 0 || (prefill && r.prompt_tokens < 1))
     throw InputError(file, path, "nodes, prompt_tokens and the measurement must be positive");
   return r;
@@ -60,7 +60,8 @@ std::string CalibrationRow::label() const {
 std::string stack_of(const std::string& system) {
   if (system == "exo-tensor-rdma" || system == "exo-mlx") return "exo-tensor-rdma";
   if (system == "llamacpp-rpc-tcp" || system == "llamacpp-local") return "llamacpp-rpc-tcp";
-  throw InputError("", "", "unknown system \"" + system + "\"; known: exo-tensor-rdma, exo-mlx, llamacpp-rpc-tcp, llamacpp-local");
+  throw InputError(
+      "", "", "unknown system \"" + system + "\"; known: exo-tensor-rdma, exo-mlx, llamacpp-rpc-tcp, llamacpp-local");
 }
 
 StackSetup stack_setup(const std::string& stack) {

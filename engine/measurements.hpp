@@ -6,28 +6,28 @@
 #include <string>
 #include <vector>
 
-#include "engine/stack_card.hpp"
 #include "engine/scenario.hpp"
+#include "engine/stack_card.hpp"
 
 namespace engine {
 
 // One row to simulate: a published measurement, or a prediction (published 0).
 struct CalibrationRow {
   std::string model;
-  std::string quant;           // as simulated
+  std::string quant;             // as simulated
   bool quant_uncertain = false;  // published as "q4_k_m?": simulated as q4_k_m
-  std::string system;          // as published: exo-tensor-rdma, llamacpp-rpc-tcp, llamacpp-local, exo-mlx
-  std::string stack;           // the profile that models it
+  std::string system;            // as published: exo-tensor-rdma, llamacpp-rpc-tcp, llamacpp-local, exo-mlx
+  std::string stack;             // the profile that models it
   int nodes = 1;
-  bool prefill = false;        // false: batch-1 decode
-  int prompt_tokens = 0;       // prefill rows
-  double published = 0;        // tokens/s; 0 when not measured
+  bool prefill = false;   // false: batch-1 decode
+  int prompt_tokens = 0;  // prefill rows
+  double published = 0;   // tokens/s; 0 when not measured
 
-  std::string label() const;   // "qwen3-235b-a22b 8bit decode x2 (exo-tensor-rdma)"
+  std::string label() const;  // "qwen3-235b-a22b 8bit decode x2 (exo-tensor-rdma)"
 };
 
 struct Measurements {
-  std::vector<std::string> cluster;   // hardware of each node; an n-node row ran on the first n
+  std::vector<std::string> cluster;  // hardware of each node; an n-node row ran on the first n
   std::vector<CalibrationRow> rows;
 };
 

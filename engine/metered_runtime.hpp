@@ -10,9 +10,9 @@
 namespace engine {
 
 struct TrafficStats {
-  double comm_s = 0;                      // time inside send/recv
-  double wait_s = 0;                      // of comm_s: in recv before the peer had sent
-  std::vector<std::uint64_t> bytes_to;    // by destination rank
+  double comm_s = 0;                    // time inside send/recv
+  double wait_s = 0;                    // of comm_s: in recv before the peer had sent
+  std::vector<std::uint64_t> bytes_to;  // by destination rank
   std::vector<std::uint64_t> messages_to;
 };
 

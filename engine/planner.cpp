@@ -60,9 +60,10 @@ void account(const Context& c, Shard& sh) {
   double params = 0, kv = 0;
   for (int l = sh.first_layer; l < sh.end_layer; ++l) {
     const LayerParts p = layer_parts(c.model, l);
-    params += sh.heads * p.per_query_head + sh.kv_heads * p.per_kv_head + p.replicated + p.router +
-              p.dense_ffn * sh.ffn_fraction +
-              p.per_expert * (sh.experts * (p.routed_experts ? sh.ffn_fraction : 0) + p.shared_experts * sh.ffn_fraction);
+    params +=
+        sh.heads * p.per_query_head + sh.kv_heads * p.per_kv_head + p.replicated + p.router +
+        p.dense_ffn * sh.ffn_fraction +
+        p.per_expert * (sh.experts * (p.routed_experts ? sh.ffn_fraction : 0) + p.shared_experts * sh.ffn_fraction);
     const double per_layer_kv = layer_cost(c.model, l).kv_bytes_per_token;
     // GQA caches only the KV heads held; MLA's latent is needed whole by every head.
     kv += c.model.mla ? per_layer_kv : per_layer_kv * sh.kv_heads / c.model.kv_heads;
@@ -78,9 +79,9 @@ Plan finish(const Context& c, std::string strategy, std::vector<Shard> shards) {
   for (Shard& sh : plan.shards) {
     account(c, sh);
     if (sh.free_bytes() < 0)
-      throw PlanError(fmt::format("{}: node {} ({}) needs {:.1f} GB of weights but has {:.1f} GB usable ({:.1f} GB short)",
-                                  plan.strategy, sh.node_name, sh.hardware, sh.weight_bytes / kGB, sh.memory_bytes / kGB,
-                                  -sh.free_bytes() / kGB));
+      throw PlanError(fmt::format(
+          "{}: node {} ({}) needs {:.1f} GB of weights but has {:.1f} GB usable ({:.1f} GB short)", plan.strategy,
+          sh.node_name, sh.hardware, sh.weight_bytes / kGB, sh.memory_bytes / kGB, -sh.free_bytes() / kGB));
     if (sh.kv_bytes_per_token > 0) capacity = std::min(capacity, sh.free_bytes() / sh.kv_bytes_per_token);
   }
   plan.kv_capacity_tokens = capacity;
@@ -109,17 +110,19 @@ Plan plan_tensor(const Context& c) {
   const int n = static_cast<int>(c.hw.size());
   const int kv = c.model.mla ? c.model.heads : c.model.kv_heads;
   if (c.model.heads % n != 0 || kv % n != 0)
-    throw PlanError(fmt::format(
-        "tensor parallel over {} nodes needs the attention heads ({}) and KV heads ({}) to divide by {}; "
-        "use \"tensor-uneven\" to split them unevenly",
-        n, c.model.heads, kv, n));
+    throw PlanError(
+        fmt::format("tensor parallel over {} nodes needs the attention heads ({}) and KV heads ({}) to divide by {}; "
+                    "use \"tensor-uneven\" to split them unevenly",
+                    n, c.model.heads, kv, n));
   return finish(c, "tensor", tensor_shards(c, std::vector<double>(n, 1.0 / n)));
 }
 
 // Shares follow each node's speed: decode streams weights, so memory bandwidth.
 Plan plan_tensor_uneven(const Context& c) {
   const int n = static_cast<int>(c.hw.size());
-  if (c.model.heads < n) throw PlanError(fmt::format("tensor-uneven needs at least one head per node ({} heads, {} nodes)", c.model.heads, n));
+  if (c.model.heads < n)
+    throw PlanError(
+        fmt::format("tensor-uneven needs at least one head per node ({} heads, {} nodes)", c.model.heads, n));
   std::vector<double> bw;
   for (const auto* h : c.hw) bw.push_back(h->memory_bandwidth);
   const std::vector<int> heads = apportion(c.model.heads, bw, 1);
@@ -131,7 +134,8 @@ Plan plan_tensor_uneven(const Context& c) {
 
 Plan plan_pipeline(const Context& c) {
   const int n = static_cast<int>(c.hw.size());
-  if (c.model.layers < n) throw PlanError(fmt::format("pipeline needs at least one layer per node ({} layers, {} nodes)", c.model.layers, n));
+  if (c.model.layers < n)
+    throw PlanError(fmt::format("pipeline needs at least one layer per node ({} layers, {} nodes)", c.model.layers, n));
   // Layers in proportion to the memory left once the stage's embedding share is placed.
   std::vector<double> free;
   const double embedding = embedding_params(c.model) * c.quant.bits_per_weight / 8;
@@ -162,7 +166,8 @@ Plan plan_pipeline(const Context& c) {
 // the expert outputs need combining (one all-reduce per MoE layer).
 Plan plan_expert(const Context& c) {
   const int n = static_cast<int>(c.hw.size());
-  if (!c.model.moe) throw PlanError(fmt::format("expert parallel needs a mixture-of-experts model; {} is dense", c.model.name));
+  if (!c.model.moe)
+    throw PlanError(fmt::format("expert parallel needs a mixture-of-experts model; {} is dense", c.model.name));
   if (c.model.moe->experts < n) throw PlanError("expert parallel needs at least one expert per node");
   std::vector<double> mem;
   for (const auto* h : c.hw) mem.push_back(h->memory_bytes * h->usable_memory_fraction);
@@ -192,13 +197,14 @@ Plan make_plan(const Scenario& s, const Catalog& catalog, const std::string& str
 }
 
 std::string Plan::describe() const {
-  std::string out = fmt::format("plan: {} over {} node(s), KV capacity {:.0f} tokens\n", strategy, shards.size(), kv_capacity_tokens);
+  std::string out =
+      fmt::format("plan: {} over {} node(s), KV capacity {:.0f} tokens\n", strategy, shards.size(), kv_capacity_tokens);
   for (const Shard& sh : shards) {
-    out += fmt::format("  {:<8} {:<16} layers {:>3}-{:<3} heads {:>3} kv {:>2} ffn {:>5.1f}% experts {:>3} vocab {:>5.1f}%  "
-                       "weights {:>6.1f} GB, free {:>6.1f} GB\n",
-                       sh.node_name, sh.hardware, sh.first_layer, sh.end_layer - 1, sh.heads, sh.kv_heads,
-                       100 * sh.ffn_fraction, sh.experts, 100 * sh.vocab_fraction, sh.weight_bytes / kGB,
-                       sh.free_bytes() / kGB);
+    out += fmt::format(
+        "  {:<8} {:<16} layers {:>3}-{:<3} heads {:>3} kv {:>2} ffn {:>5.1f}% experts {:>3} vocab {:>5.1f}%  "
+        "weights {:>6.1f} GB, free {:>6.1f} GB\n",
+        sh.node_name, sh.hardware, sh.first_layer, sh.end_layer - 1, sh.heads, sh.kv_heads, 100 * sh.ffn_fraction,
+        sh.experts, 100 * sh.vocab_fraction, sh.weight_bytes / kGB, sh.free_bytes() / kGB);
   }
   return out;
 }

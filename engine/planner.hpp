@@ -27,17 +27,17 @@ struct Shard {
   int experts = 0;                     // routed experts held per MoE layer
   double vocab_fraction = 1;           // share of the embedding and LM head
   double weight_bytes = 0;
-  double memory_bytes = 0;             // usable for weights and KV
-  double kv_bytes_per_token = 0;       // KV this node stores per cached token
+  double memory_bytes = 0;        // usable for weights and KV
+  double kv_bytes_per_token = 0;  // KV this node stores per cached token
 
   int layers() const { return end_layer - first_layer; }
   double free_bytes() const { return memory_bytes - weight_bytes; }
 };
 
 struct Plan {
-  std::string strategy;            // tensor, tensor-uneven, pipeline, expert
-  std::vector<Shard> shards;       // one per node; pipeline stages in order
-  double kv_capacity_tokens = 0;   // tokens of KV the cluster can hold
+  std::string strategy;           // tensor, tensor-uneven, pipeline, expert
+  std::vector<Shard> shards;      // one per node; pipeline stages in order
+  double kv_capacity_tokens = 0;  // tokens of KV the cluster can hold
 
   // Every node works on every layer (tensor/expert); otherwise stages in turn.
   bool is_pipeline() const { return strategy == "pipeline"; }

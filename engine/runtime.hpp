@@ -16,7 +16,7 @@ namespace engine {
 struct Payload {
   std::uint64_t size = 0;
   std::vector<std::byte> bytes;
-  double sent_s = -1;   // when the sender handed it over (metering; sim only, not sent on a wire)
+  double sent_s = -1;  // when the sender handed it over (metering; sim only, not sent on a wire)
 
   static Payload sized(std::uint64_t n) { return Payload{n, {}}; }
   static Payload of(std::span<const std::byte> data) {

@@ -21,8 +21,8 @@
 #include <tuple>
 #include <utility>
 
-#include "engine/error.hpp"
 #include "engine/compute/model_config.hpp"
+#include "engine/error.hpp"
 
 namespace engine {
 namespace {
@@ -136,8 +136,8 @@ class Value {
       return out;
     } else {
       // JSON Schema counts 512.0 as an integer, so the loader does too.
-      bool integral = j_->is_number_integer() ||
-                      (j_->is_number_float() && std::trunc(j_->get<double>()) == j_->get<double>());
+      bool integral =
+          j_->is_number_integer() || (j_->is_number_float() && std::trunc(j_->get<double>()) == j_->get<double>());
       if (!integral) fail("must be an integer, got " + describe(*j_));
       bool fits = j_->is_number_unsigned() ? std::in_range<T>(j_->get<std::uint64_t>())
                   : j_->is_number_integer()
@@ -218,8 +218,7 @@ std::string choice(const Value& v, std::string_view what, const Names& known) {
 }
 
 template <class Names>
-std::string choice(Object& o, std::string_view key, std::string_view what, const Names& known,
-                   std::string fallback) {
+std::string choice(Object& o, std::string_view key, std::string_view what, const Names& known, std::string fallback) {
   if (auto v = o.find(key)) return choice(*v, what, known);
   // A catalog of one's own may lack the default.
   if (std::find(std::begin(known), std::end(known), fallback) == std::end(known)) {
@@ -259,7 +258,7 @@ void read_nodes(Object& cluster, Scenario& s, const Catalog& catalog) {
 // One end of a cable that takes a port: where it was written, for messages.
 struct Plug {
   int node;
-  int port;   // 0: nothing to check (the full mesh numbers its own)
+  int port;  // 0: nothing to check (the full mesh numbers its own)
   std::string kind;
   std::string path;
 };
@@ -273,7 +272,8 @@ std::pair<int, int> read_end(const Value& v, const Scenario& s, const LinkCard& 
   if (node < 0) v.fail(unknown("node", name, node_names(s)));
   if (colon == std::string::npos) {
     if (!link.switched) {
-      v.fail(fmt::format("needs a port, as in \"{}:1\": {} takes a {} port at each end", name, link.name, link.port_kind));
+      v.fail(
+          fmt::format("needs a port, as in \"{}:1\": {} takes a {} port at each end", name, link.name, link.port_kind));
     }
     return {node, 0};
   }
@@ -306,9 +306,9 @@ void check_ports(const std::vector<Plug>& plugs, const Scenario& s, const Catalo
     }
     if (p.port == 0) continue;
     if (p.port > have) {
-      throw InputError(s.file, p.path,
-                       fmt::format("{} has no {} port {}: {} has ports 1 to {}", node.name, p.kind, p.port,
-                                   node.hardware, have));
+      throw InputError(
+          s.file, p.path,
+          fmt::format("{} has no {} port {}: {} has ports 1 to {}", node.name, p.kind, p.port, node.hardware, have));
     }
     auto [at, fresh] = taken.try_emplace({p.node, p.kind, p.port}, p.path);
     if (!fresh) {
@@ -413,7 +413,8 @@ void read_model(Object& root, Scenario& s, const Catalog& catalog) {
   std::vector<std::string> quants;
   for (const auto& q : card.quantizations) quants.push_back(q.name);
   const std::string quant_what = fmt::format("quantization of {}", s.model);
-  s.quant = s.model_card ? choice(o, "quant", quant_what, quants, quants.front()) : choice(o.need("quant"), quant_what, quants);
+  s.quant = s.model_card ? choice(o, "quant", quant_what, quants, quants.front())
+                         : choice(o.need("quant"), quant_what, quants);
   o.finish();
 
   double usable = 0;
@@ -423,9 +424,10 @@ void read_model(Object& root, Scenario& s, const Catalog& catalog) {
   }
   double weights = weight_bytes(card, card.quant(s.quant));
   if (weights > usable) {
-    o.value().fail(fmt::format("{} at {} needs {} of weights, but the cluster has {} usable "
-                               "(memory x usable_memory_fraction, summed over nodes): {} short",
-                               s.model, s.quant, gb(weights), gb(usable), gb(weights - usable)));
+    o.value().fail(
+        fmt::format("{} at {} needs {} of weights, but the cluster has {} usable "
+                    "(memory x usable_memory_fraction, summed over nodes): {} short",
+                    s.model, s.quant, gb(weights), gb(usable), gb(weights - usable)));
   }
 }
 
@@ -437,9 +439,10 @@ void check_parallelism(const Value& v, const Scenario& s, const Catalog& catalog
     for (int d = 1; d <= std::min(m.heads, m.kv_heads); ++d) {
       if (m.heads % d == 0 && m.kv_heads % d == 0) fits.push_back(d);
     }
-    v.fail(fmt::format("tensor parallel over all {} nodes needs the attention heads ({}) and KV heads ({}) of {} "
-                       "to divide by {}; use \"tensor-uneven\", or {} nodes",
-                       n, m.heads, m.kv_heads, s.model, n, fmt::join(fits, ", ")));
+    v.fail(
+        fmt::format("tensor parallel over all {} nodes needs the attention heads ({}) and KV heads ({}) of {} "
+                    "to divide by {}; use \"tensor-uneven\", or {} nodes",
+                    n, m.heads, m.kv_heads, s.model, n, fmt::join(fits, ", ")));
   }
   if (s.parallelism == "expert" && !m.moe) {
     v.fail(fmt::format("expert parallel needs a mixture-of-experts model; {} is dense", s.model));
@@ -527,10 +530,9 @@ std::pair<int, int> check_link_target(const Value& v, const Scenario& s) {
     v.fail(fmt::format("{} link target '{}': write \"a-b\" with two node names (nodes: {})",
                        found.empty() ? "unknown" : "ambiguous", t, fmt::join(node_names(s), ", ")));
   }
-  int a = found[0].first, b = found[0].second;   // not bindings: clang 14 cannot capture those
-  bool cabled = std::any_of(s.fabric.cables.begin(), s.fabric.cables.end(), [&](const Cable& c) {
-    return (c.a == a && c.b == b) || (c.a == b && c.b == a);
-  });
+  int a = found[0].first, b = found[0].second;  // not bindings: clang 14 cannot capture those
+  bool cabled = std::any_of(s.fabric.cables.begin(), s.fabric.cables.end(),
+                            [&](const Cable& c) { return (c.a == a && c.b == b) || (c.a == b && c.b == a); });
   if (!cabled) v.fail(fmt::format("no cable joins {} and {}", s.nodes[a].name, s.nodes[b].name));
   return {a, b};
 }
@@ -560,18 +562,21 @@ void read_faults(Object& root, Scenario& s) {
       auto factor = f.kind == "node-slow" ? std::optional(o.need("factor")) : o.find("factor");
       if (factor) {
         f.factor = factor->as<double>(kPositive);
-        if (f.factor > 1) factor->fail(fmt::format("must be at most 1 (the fraction of bandwidth or speed kept), got {}", f.factor));
+        if (f.factor > 1)
+          factor->fail(fmt::format("must be at most 1 (the fraction of bandwidth or speed kept), got {}", f.factor));
       }
     }
     if (f.kind == "link-degrade") {
       f.added_latency_s = o.opt<double>("added_latency_s", 0.0, kNonNegative);
-      if (f.factor == 1 && f.added_latency_s == 0) o.value().fail("link-degrade needs factor < 1 or added_latency_s > 0");
+      if (f.factor == 1 && f.added_latency_s == 0)
+        o.value().fail("link-degrade needs factor < 1 or added_latency_s > 0");
     }
     if (f.kind == "link-flap") {
       f.period_s = o.req<double>("period_s", kPositive);
       Value duty = o.need("duty");
       f.duty = duty.as<double>(kPositive);
-      if (f.duty >= 1) duty.fail(fmt::format("must be below 1 (the fraction of each period the link is down), got {}", f.duty));
+      if (f.duty >= 1)
+        duty.fail(fmt::format("must be below 1 (the fraction of each period the link is down), got {}", f.duty));
     }
     o.finish();
     s.faults.push_back(std::move(f));
@@ -584,7 +589,8 @@ void read_expectations(Object& root, Scenario& s) {
   Object metrics(*expect);
   for (const auto& [metric, _] : expect->raw().items()) {
     auto v = metrics.find(metric);
-    if (std::find(kMetrics.begin(), kMetrics.end(), metric) == kMetrics.end()) v->fail(unknown("metric", metric, kMetrics));
+    if (std::find(kMetrics.begin(), kMetrics.end(), metric) == kMetrics.end())
+      v->fail(unknown("metric", metric, kMetrics));
     Object o(*v);
     std::map<std::string, double> bounds;
     for (std::string_view op : {"min", "max", "eq"}) {
@@ -655,14 +661,14 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
     size_t newline = head.rfind('\n');
     size_t column = head.size() - (newline == std::string_view::npos ? 0 : newline + 1) + 1;
     throw InputError(file, "", fmt::format("malformed JSON at line {}, column {}: {}", line, column, json_reason(e)));
-  } catch (const json::exception& e) {   // a number too large for a double
+  } catch (const json::exception& e) {  // a number too large for a double
     throw InputError(file, "", "malformed JSON: " + json_reason(e));
   }
 
   Scenario s;
   s.file = file;
   Object root(Value(doc, "", s.file));
-  root.opt<std::string>("$schema", "");   // lets editors find scenario.schema.json
+  root.opt<std::string>("$schema", "");  // lets editors find scenario.schema.json
   s.name = root.opt<std::string>("name", std::filesystem::path(file).stem().string());
   s.description = root.opt<std::string>("description", "");
   s.seed = root.opt<unsigned long long>("seed", 1);

@@ -3,48 +3,45 @@
 #pragma once
 
 #include <array>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/catalog.hpp"
 
 namespace engine {
 
 // The names a scenario may use (the schema's enums must match; a test checks).
-inline constexpr std::array<std::string_view, 5> kParallelisms = {
-    "tensor", "tensor-uneven", "pipeline", "expert", "auto"};
-inline constexpr std::array<std::string_view, 4> kRecoveryPolicies = {
-    "fail-stop", "reroute", "replan", "fallback"};
+inline constexpr std::array<std::string_view, 5> kParallelisms = {"tensor", "tensor-uneven", "pipeline", "expert",
+                                                                  "auto"};
+inline constexpr std::array<std::string_view, 4> kRecoveryPolicies = {"fail-stop", "reroute", "replan", "fallback"};
 inline constexpr std::array<std::string_view, 10> kFaultKinds = {
-    "link-down", "link-up", "link-degrade", "link-flap", "node-crash",
+    "link-down", "link-up",   "link-degrade", "link-flap",          "node-crash",
     "node-hang", "node-slow", "node-restart", "rdma-stack-failure", "tcp-instability"};
 inline constexpr std::array<std::string_view, 11> kMetrics = {
-    "decode_tokens_per_s", "prefill_tokens_per_s", "ttft_p50_s", "ttft_p99_s",
-    "itl_p50_s", "itl_p99_s", "failed_requests", "completed_requests",
-    "simulated_s", "availability", "recovery_s"};
+    "decode_tokens_per_s", "prefill_tokens_per_s", "ttft_p50_s",  "ttft_p99_s",   "itl_p50_s", "itl_p99_s",
+    "failed_requests",     "completed_requests",   "simulated_s", "availability", "recovery_s"};
 
 struct NodeSpec {
   std::string name;
-  std::string hardware;   // catalog hardware card name
+  std::string hardware;  // catalog hardware card name
 };
 
 // One physical cable (or, for a full mesh, one of the generated ones).
 struct Cable {
-  int a = 0, b = 0;        // node indexes
-  int port_a = 0, port_b = 0;   // 1-based, among the node's ports of the link's port_kind;
-                                // 0 on a switched link (no port taken)
-  std::string link;        // link card name
+  int a = 0, b = 0;            // node indexes
+  int port_a = 0, port_b = 0;  // 1-based, among the node's ports of the link's port_kind;
+                               // 0 on a switched link (no port taken)
+  std::string link;            // link card name
 };
 
 struct Fabric {
-  std::string type;        // "full-mesh" or "cables"
-  std::string link;        // link card of the full mesh / default for cables
-  std::vector<Cable> cables;   // always filled: generated for full-mesh
-  std::optional<std::string> secondary_link;   // fallback network, e.g. "10gbe"
+  std::string type;                           // "full-mesh" or "cables"
+  std::string link;                           // link card of the full mesh / default for cables
+  std::vector<Cable> cables;                  // always filled: generated for full-mesh
+  std::optional<std::string> secondary_link;  // fallback network, e.g. "10gbe"
 };
 
 struct Distribution {
@@ -58,11 +55,11 @@ struct Workload {
   int requests = 1;
   Distribution prompt_tokens;
   Distribution output_tokens;
-  std::string arrival = "closed";   // "closed" or "poisson"
-  int concurrency = 1;              // closed loop
-  double rate_per_s = 0;            // poisson
-  int prefill_chunk = 512;          // tokens per prefill chunk
-  int max_batch = 16;               // decode batch cap
+  std::string arrival = "closed";  // "closed" or "poisson"
+  int concurrency = 1;             // closed loop
+  double rate_per_s = 0;           // poisson
+  int prefill_chunk = 512;         // tokens per prefill chunk
+  int max_batch = 16;              // decode batch cap
   // The client: a request interrupted by a recovery is sent again with the
   // same id (so it resumes, never restarts) up to this many tries in all.
   int max_tries = 3;
@@ -71,20 +68,20 @@ struct Workload {
 
 struct FaultSpec {
   double at_s = 0;
-  std::string kind;     // link-down, link-up, link-degrade, link-flap, node-crash, node-hang,
-                        // node-slow, node-restart, rdma-stack-failure, tcp-instability
-  std::string target;   // node name, or "a-b" for a link; empty for fabric faults
-  int node = -1, peer = -1;   // the target's node indexes (peer: the link's other end)
-  double duration_s = 0;   // 0: until another event
-  double factor = 1;       // degrade bandwidth / slow speed factor
-                           // (the fraction kept, in (0, 1])
+  std::string kind;          // link-down, link-up, link-degrade, link-flap, node-crash, node-hang,
+                             // node-slow, node-restart, rdma-stack-failure, tcp-instability
+  std::string target;        // node name, or "a-b" for a link; empty for fabric faults
+  int node = -1, peer = -1;  // the target's node indexes (peer: the link's other end)
+  double duration_s = 0;     // 0: until another event
+  double factor = 1;         // degrade bandwidth / slow speed factor
+                             // (the fraction kept, in (0, 1])
   double added_latency_s = 0;
-  double period_s = 0, duty = 0;   // flap
+  double period_s = 0, duty = 0;  // flap
 };
 
 struct Expectation {
-  std::string metric;   // e.g. "decode_tokens_per_s", "ttft_p99_s", "failed_requests"
-  std::string op;       // "min", "max", "eq"
+  std::string metric;  // e.g. "decode_tokens_per_s", "ttft_p99_s", "failed_requests"
+  std::string op;      // "min", "max", "eq"
   double bound = 0;
   std::string json_path;
 };
@@ -100,8 +97,8 @@ struct Scenario {
   std::string quant;
   std::string model_dir;                // a model directory named by path (absolute); empty for a catalog card
   std::optional<ModelCard> model_card;  // that directory's card (config.json)
-  std::string parallelism = "auto";   // tensor, tensor-uneven, pipeline, expert, auto
-  std::string profile = "meshinfer";  // software-stack profile in catalog/profiles
+  std::string parallelism = "auto";     // tensor, tensor-uneven, pipeline, expert, auto
+  std::string profile = "meshinfer";    // software-stack profile in catalog/profiles
   Workload workload;
   std::vector<FaultSpec> faults;
   std::string recovery = "fail-stop";
@@ -109,7 +106,7 @@ struct Scenario {
   double deadline_s = 3600;
   std::vector<Expectation> expectations;
 
-  int node_index(const std::string& name) const;   // -1 when unknown
+  int node_index(const std::string& name) const;  // -1 when unknown
 };
 
 // The fault as an entry of a scenario's `faults` list (what the loader reads

@@ -26,7 +26,8 @@ StepShape StepPlan::shape() const {
 std::vector<std::byte> StepPlan::serialize() const {
   std::vector<std::int32_t> words;
   for (const Slot& s : slots) {
-    words.insert(words.end(), {s.request, s.tokens, s.context_before, s.prefill | (s.emits << 1) | (!s.ids.empty() << 2)});
+    words.insert(words.end(),
+                 {s.request, s.tokens, s.context_before, s.prefill | (s.emits << 1) | (!s.ids.empty() << 2)});
     words.insert(words.end(), s.ids.begin(), s.ids.end());
   }
   std::vector<std::byte> out(words.size() * sizeof(std::int32_t));
@@ -45,7 +46,8 @@ StepPlan StepPlan::deserialize(const std::vector<std::byte>& bytes) {
     const bool has_ids = (words[i + 3] & 4) != 0;
     i += 4;
     if (has_ids) {
-      if (slot.tokens < 0 || words.size() - i < static_cast<std::size_t>(slot.tokens)) throw std::runtime_error("malformed step message");
+      if (slot.tokens < 0 || words.size() - i < static_cast<std::size_t>(slot.tokens))
+        throw std::runtime_error("malformed step message");
       slot.ids.assign(words.begin() + i, words.begin() + i + slot.tokens);
       i += slot.tokens;
     }
@@ -63,7 +65,8 @@ Scheduler::Scheduler(std::vector<Request> requests, const Workload& w, double kv
     rec.arrival_s = r.arrival_s;
     records_.push_back(rec);
   }
-  next_closed_ = w.arrival == "closed" ? std::min<int>(w.concurrency, records_.size()) : static_cast<int>(records_.size());
+  next_closed_ =
+      w.arrival == "closed" ? std::min<int>(w.concurrency, records_.size()) : static_cast<int>(records_.size());
 }
 
 void Scheduler::release_next(double now) {
@@ -118,7 +121,8 @@ std::optional<StepPlan> Scheduler::next(double now) {
 double Scheduler::next_arrival() const {
   double best = -1;
   for (const RequestRecord& rec : records_)
-    if (!rec.done() && rec.arrival_s >= 0 && std::find(running_.begin(), running_.end(), rec.request.id) == running_.end()) {
+    if (!rec.done() && rec.arrival_s >= 0 &&
+        std::find(running_.begin(), running_.end(), rec.request.id) == running_.end()) {
       const double ready = std::max(rec.arrival_s, rec.retry_s);
       best = best < 0 ? ready : std::min(best, ready);
     }

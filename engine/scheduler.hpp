@@ -19,7 +19,7 @@ struct Slot {
   int tokens = 0;          // 1 for decode, the chunk for prefill
   int context_before = 0;  // tokens already cached for this request
   bool prefill = false;
-  bool emits = false;      // produces a token this step (decode, or the prompt's last chunk)
+  bool emits = false;             // produces a token this step (decode, or the prompt's last chunk)
   std::vector<std::int32_t> ids;  // the tokens' ids when the run computes real tokens; else empty
 };
 
@@ -34,10 +34,10 @@ struct RequestRecord {
   Request request;
   double arrival_s = -1, first_token_s = -1, finish_s = -1;
   std::vector<double> token_times;
-  std::vector<int> output_ids;   // the tokens produced, when the run computes them
-  std::string error;   // empty when the request completed
-  int tries = 1;       // the client's sends of this request id
-  double retry_s = -1; // when the client's latest retry arrives
+  std::vector<int> output_ids;  // the tokens produced, when the run computes them
+  std::string error;            // empty when the request completed
+  int tries = 1;                // the client's sends of this request id
+  double retry_s = -1;          // when the client's latest retry arrives
   bool done() const { return finish_s >= 0 || !error.empty(); }
 };
 
@@ -82,13 +82,13 @@ class Scheduler {
   double kv_capacity_;
   double kv_reserved_ = 0;
   std::vector<RequestRecord> records_;
-  std::vector<int> running_;   // admitted, in admission order
-  std::vector<int> cached_;    // tokens in KV per request
+  std::vector<int> running_;         // admitted, in admission order
+  std::vector<int> cached_;          // tokens in KV per request
   std::vector<int> prefill_target_;  // tokens to prefill before decoding: the prompt, plus
                                      // after a re-placement the tokens already produced
   std::vector<StepRecord> steps_;
-  int next_closed_ = 0;        // next closed-loop request not yet released
-  std::vector<std::vector<int>> prompt_ids_;   // empty: token counts only
+  int next_closed_ = 0;                       // next closed-loop request not yet released
+  std::vector<std::vector<int>> prompt_ids_;  // empty: token counts only
 };
 
 }  // namespace engine

@@ -41,7 +41,8 @@ template <typename T>
 T parameter(const nlohmann::json& j, const std::string& file, const std::string& key, T fallback) {
   if (!j.contains(key)) return fallback;
   const auto& p = j.at(key);
-  if (!p.is_object() || !p.contains("value")) throw InputError(file, "/" + key, "expected {\"value\": ..., \"unit\": \"...\"}");
+  if (!p.is_object() || !p.contains("value"))
+    throw InputError(file, "/" + key, "expected {\"value\": ..., \"unit\": \"...\"}");
   try {
     return p.at("value").get<T>();
   } catch (const nlohmann::json::exception&) {
@@ -88,7 +89,8 @@ StackCard load_profile(const std::string& catalog_dir, const std::string& name, 
   if (depth > kMaxBasedOn) throw InputError(file, "/based_on", "based_on chain too long (a cycle?)");
   // "based_on": start from another profile's values; this file's keys override them.
   const bool based = j.contains("based_on");
-  StackCard p = based ? load_profile(catalog_dir, parameter(j, file, "based_on", std::string()), depth + 1) : StackCard{};
+  StackCard p =
+      based ? load_profile(catalog_dir, parameter(j, file, "based_on", std::string()), depth + 1) : StackCard{};
   p.name = name;
   for (const Numeric& n : kNumeric) p.set(n.key, parameter(j, file, n.key, p.get(n.key)));
   if (!based && !j.contains("expert_compute_efficiency")) p.expert_compute_efficiency = p.compute_efficiency;

@@ -17,16 +17,16 @@ struct StackCard {
   double per_expert_overhead_s = 0;          // per routed expert a step touches on a node
   double per_layer_overhead_s = 0;
   double per_op_overhead_s = 0;
-  double per_message_overhead_s = 0;         // on top of the link card's
-  bool stage_round_trip = false;             // llama.cpp RPC style pipeline
+  double per_message_overhead_s = 0;  // on top of the link card's
+  bool stage_round_trip = false;      // llama.cpp RPC style pipeline
 
   // Loads catalog_dir/profiles/NAME.json. Throws InputError.
   static StackCard load(const std::string& catalog_dir, const std::string& name);
 
   // The numeric parameters by their file key, in the file's unit (for fitting).
   static const std::vector<std::string>& numeric_keys();
-  double get(const std::string& key) const;          // throws std::out_of_range
-  void set(const std::string& key, double value);    // throws std::out_of_range
+  double get(const std::string& key) const;        // throws std::out_of_range
+  void set(const std::string& key, double value);  // throws std::out_of_range
 };
 
 }  // namespace engine

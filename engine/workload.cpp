@@ -57,7 +57,7 @@ std::vector<Request> make_requests(const Workload& w, std::uint64_t seed) {
 std::vector<std::vector<int>> make_prompt_ids(const std::vector<Request>& requests, int vocab, std::uint64_t seed) {
   std::vector<std::vector<int>> out(requests.size());
   for (const Request& r : requests) {
-    std::mt19937_64 rng(seed ^ (0x9e3779b97f4a7c15ull * (r.id + 1)));   // each request its own stream
+    std::mt19937_64 rng(seed ^ (0x9e3779b97f4a7c15ull * (r.id + 1)));  // each request its own stream
     for (int i = 0; i < r.prompt_tokens; ++i) out.at(r.id).push_back(static_cast<int>(uniform01(rng) * vocab));
   }
   return out;

@@ -72,7 +72,8 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
   if (doc.is_object()) {
     for (const auto& [key, value] : doc.items())
       if (key != "transport" && key != "port" && key != "hosts" && key != "rdma_frame_bytes" && key != "rdma_qp")
-        throw engine::InputError(file, "/" + key, "unknown key (expected transport, port, hosts, rdma_frame_bytes, rdma_qp)");
+        throw engine::InputError(file, "/" + key,
+                                 "unknown key (expected transport, port, hosts, rdma_frame_bytes, rdma_qp)");
     if (doc.contains("transport")) {
       const json& t = doc["transport"];
       if (!t.is_string() || (t != "tcp" && t != "rdma"))
@@ -82,7 +83,8 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
     if (doc.contains("port")) {
       const json& p = doc["port"];
       if (!p.is_number_integer() || p.get<long>() < 1 || p.get<long>() > 65534)
-        throw engine::InputError(file, "/port", "expected a TCP port in 1..65534 (heartbeats use port + 1), got " + p.dump());
+        throw engine::InputError(file, "/port",
+                                 "expected a TCP port in 1..65534 (heartbeats use port + 1), got " + p.dump());
       c.port = p.get<int>();
     }
     if (doc.contains("rdma_frame_bytes")) {
@@ -118,10 +120,12 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
     json rows = json::array();
     for (int r = 0; r < world; ++r) {
       if (!(*hosts)[r].contains("rdma"))
-        throw engine::InputError(file, hosts_path + "/" + std::to_string(r) + "/rdma", "missing: every host needs an rdma row when one has");
+        throw engine::InputError(file, hosts_path + "/" + std::to_string(r) + "/rdma",
+                                 "missing: every host needs an rdma row when one has");
       rows.push_back((*hosts)[r]["rdma"]);
     }
-    c.rdma_devices = DeviceMatrix::parse(rows, file, [&](int r) { return hosts_path + "/" + std::to_string(r) + "/rdma"; });
+    c.rdma_devices =
+        DeviceMatrix::parse(rows, file, [&](int r) { return hosts_path + "/" + std::to_string(r) + "/rdma"; });
   }
   return c;
 }

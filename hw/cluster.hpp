@@ -25,8 +25,8 @@ struct ClusterSpec {
   // Row r: the RDMA device rank r uses towards each rank (nullopt on the diagonal).
   // Empty when the file has no "rdma" rows.
   DeviceMatrix rdma_devices;
-  std::size_t rdma_frame_bytes = 4096;   // the verbs frame stride: 4 KiB on macOS 26.2, up to 512 KiB from 26.3
-  std::string rdma_qp = "uc";            // "uc" (all macOS offers) or "rc"
+  std::size_t rdma_frame_bytes = 4096;  // the verbs frame stride: 4 KiB on macOS 26.2, up to 512 KiB from 26.3
+  std::string rdma_qp = "uc";           // "uc" (all macOS offers) or "rc"
 
   int world() const { return static_cast<int>(hosts.size()); }
   // The address rank `from` dials to reach rank `to`: the first of `to`'s

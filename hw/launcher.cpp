@@ -10,10 +10,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
-#include <cstring>
 
 #include "hw/socket_util.hpp"
 
@@ -25,7 +25,8 @@ volatile sig_atomic_t g_interrupted = 0;
 void on_signal(int) { g_interrupted = 1; }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
   return s;
 }
 
@@ -66,7 +67,8 @@ std::vector<std::string> rank_command(const ClusterSpec& c, int r, const std::st
                                       const std::vector<std::string>& command) {
   std::vector<std::string> argv;
   if (!exec_prefix.empty()) {
-    std::istringstream words(replace_all(replace_all(exec_prefix, "{rank}", std::to_string(r)), "{host}", c.hosts.at(r).ssh));
+    std::istringstream words(
+        replace_all(replace_all(exec_prefix, "{rank}", std::to_string(r)), "{host}", c.hosts.at(r).ssh));
     for (std::string w; words >> w;) argv.push_back(w);
   } else if (!c.is_local(r)) {
     std::string remote;
@@ -80,7 +82,8 @@ std::vector<std::string> rank_command(const ClusterSpec& c, int r, const std::st
 LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs, double timeout_s) {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
-  struct sigaction old_int {}, old_term {};
+  struct sigaction old_int {
+  }, old_term{};
   ::sigaction(SIGINT, &sa, &old_int);
   ::sigaction(SIGTERM, &sa, &old_term);
   g_interrupted = 0;
@@ -97,7 +100,7 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
     if (pid < 0) throw std::runtime_error("fork failed");
     if (pid == 0) {
       ::setpgid(0, group);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);   // the launcher died: so do its ranks
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the launcher died: so do its ranks
       ::signal(SIGINT, SIG_DFL);
       ::signal(SIGTERM, SIG_DFL);
       ::dup2(out[1], STDOUT_FILENO);
@@ -109,7 +112,7 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
       std::fprintf(stderr, "cannot start %s: %s\n", args[0], std::strerror(errno));
       ::_exit(127);
     }
-    ::setpgid(pid, group);   // also here, so no signal can race the child's own call
+    ::setpgid(pid, group);  // also here, so no signal can race the child's own call
     if (group == 0) group = pid;
     pids[r] = pid;
     ::close(out[1]);

@@ -11,7 +11,7 @@
 namespace hw {
 
 struct LaunchResult {
-  std::vector<int> status;   // by rank: exit code, or 128 + the signal that ended it
+  std::vector<int> status;  // by rank: exit code, or 128 + the signal that ended it
   bool timed_out = false;
   bool interrupted = false;
 };

@@ -14,16 +14,16 @@
 namespace hw {
 
 struct ProbeOptions {
-  int pings = 50;                       // round trips per pair (the median counts)
-  std::uint64_t bulk_bytes = 1 << 20;   // per timed transfer
-  int bulk_repeats = 3;                 // per direction, after one untimed warm-up
-  double timeout_s = 30;                // bounds every receive
+  int pings = 50;                      // round trips per pair (the median counts)
+  std::uint64_t bulk_bytes = 1 << 20;  // per timed transfer
+  int bulk_repeats = 3;                // per direction, after one untimed warm-up
+  double timeout_s = 30;               // bounds every receive
 };
 
 struct PairFigures {
-  int a = 0, b = 0;             // a < b
-  double latency_s = 0;         // median round trip / 2
-  double bandwidth_ab = 0;      // bytes/s, median of the repeats
+  int a = 0, b = 0;         // a < b
+  double latency_s = 0;     // median round trip / 2
+  double bandwidth_ab = 0;  // bytes/s, median of the repeats
   double bandwidth_ba = 0;
 };
 

@@ -24,7 +24,9 @@ class SharedClockRuntime : public engine::ForwardingRuntime {
  public:
   SharedClockRuntime(engine::Runtime& inner, std::chrono::steady_clock::time_point zero)
       : ForwardingRuntime(inner), zero_(zero) {}
-  double now() const override { return std::chrono::duration<double>(std::chrono::steady_clock::now() - zero_).count(); }
+  double now() const override {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - zero_).count();
+  }
 
  private:
   std::chrono::steady_clock::time_point zero_;
@@ -69,16 +71,16 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
                              const engine::EngineSetup& setup, const JoinedFn& joined) {
   const int world = cluster.world();
   if (static_cast<int>(setup.scenario.nodes.size()) != world)
-    throw engine::InputError(cluster.file, "", "the cluster has " + std::to_string(world) + " host(s) but scenario " +
-                                                   setup.scenario.file + " has " +
-                                                   std::to_string(setup.scenario.nodes.size()) + " node(s)");
+    throw engine::InputError(cluster.file, "",
+                             "the cluster has " + std::to_string(world) + " host(s) but scenario " +
+                                 setup.scenario.file + " has " + std::to_string(setup.scenario.nodes.size()) +
+                                 " node(s)");
   const auto data = make_runtime(cluster, rank, transport);
   const auto beats = make_tcp_runtime(cluster, rank, cluster.port + 1, transport);
   // Every rank leaves the second barrier at about the same time: count from there,
   // as if each had just heard every other.
   const auto zero = std::chrono::steady_clock::now();
-  if (joined)
-    joined(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  if (joined) joined(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
   SharedClockRuntime rt(*data, zero), heartbeat_rt(*beats, zero);
 
   NodeOutcome outcome;
@@ -87,7 +89,7 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
   engine::Liveness liveness(world, setup.scenario.heartbeat_s, setup.scenario.heartbeat_timeout_s);
   std::thread heartbeats([&] { engine::run_heartbeats(heartbeat_rt, liveness); });
   try {
-    engine::run_node(rt, liveness, setup, out);   // ends the heartbeat loop when it returns
+    engine::run_node(rt, liveness, setup, out);  // ends the heartbeat loop when it returns
   } catch (...) {
     liveness.leave();
     heartbeats.join();

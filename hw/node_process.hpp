@@ -15,7 +15,7 @@ namespace hw {
 
 struct NodeOutcome {
   bool reporter = false;
-  engine::RunResult result;   // the whole run on the reporter (finish_run done); this node's part elsewhere
+  engine::RunResult result;  // the whole run on the reporter (finish_run done); this node's part elsewhere
 };
 
 // Called once every rank has joined, with the wall-clock time (Unix seconds)

@@ -39,7 +39,8 @@ NodeReport decode_node_report(const engine::Payload& p) {
     n.traffic.bytes_to = j.at("bytes_to").get<std::vector<std::uint64_t>>();
     n.traffic.messages_to = j.at("messages_to").get<std::vector<std::uint64_t>>();
     for (const json& s : j.at("steps"))
-      n.steps.push_back({s.at(0), s.at(1), s.at(2), s.at(3), s.at(4), s.at(5).get<std::vector<std::uint64_t>>(), s.at(6)});
+      n.steps.push_back(
+          {s.at(0), s.at(1), s.at(2), s.at(3), s.at(4), s.at(5).get<std::vector<std::uint64_t>>(), s.at(6)});
     n.error = j.at("error");
     for (const json& e : j.at("events")) r.events.push_back({e.at(0), e.at(1), e.at(2), e.at(3)});
     return r;

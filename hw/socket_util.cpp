@@ -61,7 +61,8 @@ int listen_on(const std::string& host, int port) {
   const int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in addr = resolve(host, port);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) sys_fail("bind " + host + ":" + std::to_string(port));
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+    sys_fail("bind " + host + ":" + std::to_string(port));
   if (::listen(fd, 64) != 0) sys_fail("listen");
   return fd;
 }

@@ -111,12 +111,13 @@ void TcpRuntime::bootstrap(const TcpOptions& o) {
 }
 
 TcpRuntime::~TcpRuntime() {
-  const auto until = std::chrono::steady_clock::now() +
-                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(kCloseFlushSeconds));
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                            std::chrono::duration<double>(kCloseFlushSeconds));
   auto pending = [&] {
     return std::any_of(peers_.begin(), peers_.end(), [](const Peer& p) { return p.failure.empty() && !p.out.empty(); });
   };
-  while (pending() && std::chrono::steady_clock::now() < until) progress(std::min(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
+  while (pending() && std::chrono::steady_clock::now() < until)
+    progress(std::min(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
   for (auto& p : peers_)
     if (p.fd >= 0) ::close(p.fd);
 }

@@ -20,7 +20,7 @@ namespace hw {
 struct TcpOptions {
   std::string coordinator_host = "127.0.0.1";
   int coordinator_port = 0;
-  int coordinator_listen_fd = -1;      // rank 0 may be handed a listening socket
+  int coordinator_listen_fd = -1;         // rank 0 may be handed a listening socket
   std::string listen_host = "127.0.0.1";  // where this rank accepts its peers
   // Where to dial each rank (by rank; empty: the host it registered with rank 0).
   std::vector<std::string> peer_hosts;
@@ -50,7 +50,7 @@ class TcpRuntime : public engine::Runtime {
  private:
   struct OutFrame {
     std::vector<char> header;
-    engine::Payload payload;   // size-only payloads go out as zeros
+    engine::Payload payload;  // size-only payloads go out as zeros
     std::uint64_t sent = 0;
     std::uint64_t total() const { return header.size() + payload.size; }
   };
@@ -66,7 +66,7 @@ class TcpRuntime : public engine::Runtime {
     int fd = -1;
     std::deque<OutFrame> out;
     InFrame in;
-    std::string failure;   // non-empty once the connection is gone
+    std::string failure;  // non-empty once the connection is gone
   };
 
   void bootstrap(const TcpOptions& options);
@@ -79,7 +79,7 @@ class TcpRuntime : public engine::Runtime {
 
   int rank_, world_;
   bool busy_wait_compute_;
-  std::chrono::steady_clock::duration wake_lateness_{};   // running mean, for compute()
+  std::chrono::steady_clock::duration wake_lateness_{};  // running mean, for compute()
   std::chrono::steady_clock::time_point start_;
   std::vector<Peer> peers_;
   std::map<std::pair<int, int>, std::deque<engine::Payload>> inbox_;  // (src, tag)

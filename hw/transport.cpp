@@ -31,14 +31,17 @@ TcpOptions tcp_options(const ClusterSpec& c, int rank, int port, const Transport
 // c.port. A device missing here is refused before waiting on any peer.
 std::unique_ptr<engine::Runtime> make_rdma_runtime(const ClusterSpec& c, int rank, const TransportOptions& o) {
   if (c.rdma_devices.world() != c.world())
-    throw engine::InputError(c.file, "", "the rdma transport needs every host's \"rdma\" row (its device towards each rank)");
+    throw engine::InputError(c.file, "",
+                             "the rdma transport needs every host's \"rdma\" row (its device towards each rank)");
   const auto present = libibverbs().device_names();
   for (int to = 0; to < c.world(); ++to) {
     if (to == rank) continue;
     const std::string& device = c.rdma_devices.device(rank, to);
     if (std::find(present.begin(), present.end(), device) == present.end())
-      throw engine::InputError(c.file, "", fmt::format("rank {} -> rank {}: RDMA device \"{}\" not found on this host (devices here: {})",
-                                                       rank, to, device, present.empty() ? "none" : fmt::format("{}", fmt::join(present, ", "))));
+      throw engine::InputError(
+          c.file, "",
+          fmt::format("rank {} -> rank {}: RDMA device \"{}\" not found on this host (devices here: {})", rank, to,
+                      device, present.empty() ? "none" : fmt::format("{}", fmt::join(present, ", "))));
   }
   VerbsOptions v;
   v.devices = c.rdma_devices.row(rank);
@@ -56,8 +59,9 @@ std::unique_ptr<TcpRuntime> make_tcp_runtime(const ClusterSpec& c, int rank, int
 
 std::unique_ptr<engine::Runtime> make_runtime(const ClusterSpec& c, int rank, const TransportOptions& o) {
   if (rank < 0 || rank >= c.world())
-    throw engine::InputError(c.file, "", "rank " + std::to_string(rank) + " is not in this cluster of " +
-                                             std::to_string(c.world()) + " host(s)");
+    throw engine::InputError(
+        c.file, "",
+        "rank " + std::to_string(rank) + " is not in this cluster of " + std::to_string(c.world()) + " host(s)");
   if (c.transport == "tcp") return make_tcp_runtime(c, rank, c.port, o);
 #ifdef MESHINFER_HAVE_VERBS
   if (c.transport == "rdma") return make_rdma_runtime(c, rank, o);

@@ -12,7 +12,7 @@ namespace hw {
 
 struct TransportOptions {
   double bootstrap_timeout_s = 60;
-  bool busy_wait_compute = false;   // see TcpOptions
+  bool busy_wait_compute = false;  // see TcpOptions
 };
 
 // The data runtime of `rank` over c.transport ("tcp", or "rdma" when verbs is

@@ -19,7 +19,12 @@ class FaultInjector {
  public:
   FaultInjector(const engine::Scenario& s, const engine::Catalog& catalog, Simulation& simulation,
                 std::vector<engine::RunEvent>& log)
-      : s_(s), catalog_(catalog), sim_(simulation), log_(log), hangs_(s.nodes.size(), 0), throttle_(s.nodes.size(), 1.0) {}
+      : s_(s),
+        catalog_(catalog),
+        sim_(simulation),
+        log_(log),
+        hangs_(s.nodes.size(), 0),
+        throttle_(s.nodes.size(), 1.0) {}
   // One actor per fault, so overlapping faults keep their own timelines.
   void start();
 
@@ -35,8 +40,8 @@ class FaultInjector {
   const engine::Catalog& catalog_;
   Simulation& sim_;
   std::vector<engine::RunEvent>& log_;
-  std::vector<int> hangs_;         // per node: hangs in progress
-  std::vector<double> throttle_;   // per node: the speed factor a node-slow left
+  std::vector<int> hangs_;        // per node: hangs in progress
+  std::vector<double> throttle_;  // per node: the speed factor a node-slow left
 };
 
 // The SimGrid link that carries the cable between nodes a and b.

@@ -9,8 +9,8 @@
 namespace sim {
 
 struct IsolatedResult {
-  bool ok = false;        // the function returned normally
-  std::string output;     // its return value, or the error / signal that ended it
+  bool ok = false;     // the function returned normally
+  std::string output;  // its return value, or the error / signal that ended it
 };
 
 IsolatedResult run_isolated(const std::function<std::string()>& fn);

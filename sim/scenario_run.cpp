@@ -1,8 +1,8 @@
 #include "sim/scenario_run.hpp"
 
-#include <deque>
-
 #include <fmt/format.h>
+
+#include <deque>
 
 #include "engine/compute/cpu_backend.hpp"
 #include "sim/fault_injector.hpp"
@@ -23,7 +23,7 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
   result.nodes.resize(s.nodes.size());
   engine::EngineSetup setup{s, catalog, plan, profile, std::move(requests), progress, {}};
   if (!s.model_dir.empty()) setup.backend = engine::cpu_backends(s.model_dir, true);
-  std::deque<engine::Liveness> members;   // a deque: a Liveness holds a lock, so it does not move
+  std::deque<engine::Liveness> members;  // a deque: a Liveness holds a lock, so it does not move
   for (std::size_t r = 0; r < s.nodes.size(); ++r)
     members.emplace_back(static_cast<int>(s.nodes.size()), s.heartbeat_s, s.heartbeat_timeout_s);
   simulation.spawn_all([&](engine::Runtime& rt) { engine::run_node(rt, members[rt.rank()], setup, result); },
@@ -33,7 +33,8 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
   start_deadline_watchdog(s.deadline_s, result.events);
   engine::finish_run(result, simulation.run());
   for (std::size_t r = 0; r < s.nodes.size(); ++r)
-    if (result.nodes[r].error.empty() && !simulation.errors()[r].empty()) result.nodes[r].error = simulation.errors()[r];
+    if (result.nodes[r].error.empty() && !simulation.errors()[r].empty())
+      result.nodes[r].error = simulation.errors()[r];
   std::stable_sort(result.events.begin(), result.events.end(),
                    [](const engine::RunEvent& a, const engine::RunEvent& b) { return a.t_s < b.t_s; });
   return result;
@@ -44,7 +45,8 @@ namespace {
 // A slice of the workload long enough to show both prefill and decode speed.
 std::vector<engine::Request> probe_requests(const engine::Scenario& s) {
   auto requests = engine::make_requests(s.workload, s.seed);
-  const int keep = std::min<int>(requests.size(), std::max(1, s.workload.arrival == "closed" ? s.workload.concurrency : 1));
+  const int keep =
+      std::min<int>(requests.size(), std::max(1, s.workload.arrival == "closed" ? s.workload.concurrency : 1));
   requests.resize(keep);
   for (auto& r : requests) {
     r.output_tokens = std::min(r.output_tokens, 16);

@@ -6,8 +6,8 @@
 
 #include "engine/executor.hpp"
 #include "engine/planner.hpp"
-#include "engine/stack_card.hpp"
 #include "engine/scenario.hpp"
+#include "engine/stack_card.hpp"
 #include "engine/workload.hpp"
 
 namespace sim {
@@ -19,13 +19,13 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
 
 struct PlanCandidate {
   std::string strategy;
-  std::string refusal;        // why it cannot work; empty when valid
-  double probe_s = 0;         // simulated time of the probe workload
+  std::string refusal;  // why it cannot work; empty when valid
+  double probe_s = 0;   // simulated time of the probe workload
 };
 
 struct PlanChoice {
   engine::Plan plan;
-  std::vector<PlanCandidate> candidates;   // for "auto": every strategy tried
+  std::vector<PlanCandidate> candidates;  // for "auto": every strategy tried
 };
 
 // The scenario's parallelism, or for "auto" the valid strategy whose short

@@ -1,10 +1,9 @@
 #include "sim/sim_runtime.hpp"
 
-#include <simgrid/Exception.hpp>
-#include <simgrid/s4u.hpp>
-
 #include <exception>
 #include <memory>
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u.hpp>
 #include <utility>
 
 #include "engine/error.hpp"
@@ -98,20 +97,23 @@ bool SimRuntime::route_via(int dst, int relay) {
   auto* onward = peer.outbox;
   const engine::LinkCard card = second->card;
   const std::vector<double>* speed = &speed_;
-  auto relay_actor = sg4::Actor::create(hop->get_name(), sg4::Host::by_name(platform_.hosts[relay]), [hop, onward, card, speed, relay] {
-    for (;;) {
-      Envelope* env = nullptr;
-      try {
-        env = hop->get<Envelope>();
-      } catch (const simgrid::NetworkFailureException&) {
-        continue;  // lost on the first hop, as on a direct cable
-      }
-      hold_while_hung(*speed, relay);
-      sg4::this_actor::sleep_for(card.per_message_overhead_s);  // the relay's own software cost
-      const double bytes = wire_bytes(card, static_cast<double>(env->payload.size));
-      onward->put_init(env, static_cast<uint64_t>(bytes))->detach([](void* p) { delete static_cast<Envelope*>(p); });
-    }
-  });
+  auto relay_actor = sg4::Actor::create(
+      hop->get_name(), sg4::Host::by_name(platform_.hosts[relay]), [hop, onward, card, speed, relay] {
+        for (;;) {
+          Envelope* env = nullptr;
+          try {
+            env = hop->get<Envelope>();
+          } catch (const simgrid::NetworkFailureException&) {
+            continue;  // lost on the first hop, as on a direct cable
+          }
+          hold_while_hung(*speed, relay);
+          sg4::this_actor::sleep_for(card.per_message_overhead_s);  // the relay's own software cost
+          const double bytes = wire_bytes(card, static_cast<double>(env->payload.size));
+          onward->put_init(env, static_cast<uint64_t>(bytes))->detach([](void* p) {
+            delete static_cast<Envelope*>(p);
+          });
+        }
+      });
   relay_actor->daemonize();
   hop->set_receiver(relay_actor);
   peer.wire = first;
@@ -133,8 +135,7 @@ void SimRuntime::send(int dst, int tag, engine::Payload payload) {
   if (!peer.host->is_on()) return;
   const double bytes = wire_bytes(card, static_cast<double>(payload.size));
   auto* env = new Envelope{tag, std::move(payload)};
-  peer.outbox->put_init(env, static_cast<uint64_t>(bytes))
-      ->detach([](void* p) { delete static_cast<Envelope*>(p); });
+  peer.outbox->put_init(env, static_cast<uint64_t>(bytes))->detach([](void* p) { delete static_cast<Envelope*>(p); });
 }
 
 engine::Payload SimRuntime::recv(int src, int tag, double timeout_s) {
@@ -149,10 +150,12 @@ engine::Payload SimRuntime::recv(int src, int tag, double timeout_s) {
         // A transfer that already finished cannot block: no timer needed.
         raw = peer.inbox->get<Envelope>();
       } else {
-        if (!peer.pending) peer.pending = peer.inbox->get_async<Envelope>(reinterpret_cast<Envelope**>(&peer.pending_message));
+        if (!peer.pending)
+          peer.pending = peer.inbox->get_async<Envelope>(reinterpret_cast<Envelope**>(&peer.pending_message));
         const double left = deadline - now();
         if (!peer.pending->test()) {
-          if (left <= 0 || sg4::Comm::wait_any_for({peer.pending}, left) < 0) throw engine::Timeout(src, tag, timeout_s);
+          if (left <= 0 || sg4::Comm::wait_any_for({peer.pending}, left) < 0)
+            throw engine::Timeout(src, tag, timeout_s);
         }
         const bool delivered = peer.pending->get_state() == sg4::Activity::State::FINISHED;
         raw = delivered ? static_cast<Envelope*>(std::exchange(peer.pending_message, nullptr)) : nullptr;

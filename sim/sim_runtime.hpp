@@ -2,6 +2,8 @@
 // with the receiver set, so transfers start when sent (eager, like a NIC).
 #pragma once
 
+#include <simgrid/forward.h>
+
 #include <deque>
 #include <map>
 #include <optional>
@@ -10,8 +12,6 @@
 
 #include "engine/runtime.hpp"
 #include "sim/platform.hpp"
-
-#include <simgrid/forward.h>
 
 namespace sim {
 

@@ -1,8 +1,9 @@
 #include "sim/simulation.hpp"
 
+#include <xbt/log.h>
+
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
-#include <xbt/log.h>
 
 #include "sim/sim_runtime.hpp"
 
@@ -42,7 +43,9 @@ void build_secondary_network(sg4::NetZone* zone, const PlatformSpec& p, const st
   std::vector<sg4::Link*> nics;
   for (const auto& name : p.hosts) {
     second.push_back(zone->create_host(secondary_host(name), 1e12)->seal());
-    nics.push_back(zone->create_split_duplex_link("secondary-nic-" + name, card.bandwidth)->set_latency(card.latency_s / 2)->seal());
+    nics.push_back(zone->create_split_duplex_link("secondary-nic-" + name, card.bandwidth)
+                       ->set_latency(card.latency_s / 2)
+                       ->seal());
   }
   for (std::size_t a = 0; a < p.hosts.size(); ++a)
     for (std::size_t b = 0; b < p.hosts.size(); ++b) {
@@ -62,7 +65,8 @@ void build_platform(const PlatformSpec& p) {
   std::vector<sg4::Link*> nics(p.hosts.size(), nullptr);
   auto nic_of = [&](int h, const engine::LinkCard& card) {
     if (!nics[h])
-      nics[h] = zone->create_split_duplex_link("nic-" + p.hosts[h], card.bandwidth)->set_latency(card.latency_s / 2)->seal();
+      nics[h] =
+          zone->create_split_duplex_link("nic-" + p.hosts[h], card.bandwidth)->set_latency(card.latency_s / 2)->seal();
     return nics[h];
   };
   for (const Wire& w : p.wires) {

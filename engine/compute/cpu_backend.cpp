@@ -22,7 +22,9 @@ Range share_range(const Plan& plan, int rank, int total, double Shard::*share) {
   return {static_cast<int>(std::lround(before * total)), static_cast<int>(std::lround(upto * total))};
 }
 
-std::string layer_name(int layer, const std::string& rest) { return "model.layers." + std::to_string(layer) + "." + rest; }
+std::string layer_name(int layer, const std::string& rest) {
+  return "model.layers." + std::to_string(layer) + "." + rest;
+}
 
 }  // namespace
 
@@ -47,7 +49,7 @@ ShardSlices shard_slices(const ModelConfig& c, const Plan& plan, int rank) {
     int first = 0;
     for (int r = 0; r < rank; ++r) first += plan.shards[r].experts;
     s.experts = {first, first + sh.experts};
-  } else {   // pipeline: the first stage embeds, the last one predicts
+  } else {  // pipeline: the first stage embeds, the last one predicts
     if (rank != 0) s.embedding = {};
     if (rank != static_cast<int>(plan.shards.size()) - 1) s.lm_head = {};
   }
@@ -57,19 +59,22 @@ ShardSlices shard_slices(const ModelConfig& c, const Plan& plan, int rank) {
 }
 
 struct CpuBackend::Expert {
-  std::vector<float> gate, up, down;   // gate/up: [columns held x hidden]; down: [hidden x columns held]
+  std::vector<float> gate, up, down;  // gate/up: [columns held x hidden]; down: [hidden x columns held]
 };
 
 struct CpuBackend::Layer {
   std::vector<float> input_norm, post_norm, q_norm, k_norm;
-  std::vector<float> q, k, v, o;       // q/k/v: rows of the heads held; o: their columns
-  Expert dense;                        // dense layers
-  std::vector<float> router;           // MoE: [experts x hidden], every expert
-  std::vector<Expert> experts;         // MoE: the experts held
+  std::vector<float> q, k, v, o;  // q/k/v: rows of the heads held; o: their columns
+  Expert dense;                   // dense layers
+  std::vector<float> router;      // MoE: [experts x hidden], every expert
+  std::vector<Expert> experts;    // MoE: the experts held
 };
 
 CpuBackend::CpuBackend(const std::string& dir, const Plan& plan, int rank, std::unique_ptr<Backend> timing)
-    : config_(load_model_config(dir)), slices_(shard_slices(config_, plan, rank)), rank_(rank), timing_(std::move(timing)) {
+    : config_(load_model_config(dir)),
+      slices_(shard_slices(config_, plan, rank)),
+      rank_(rank),
+      timing_(std::move(timing)) {
   cpu::use_one_blas_thread();
   const SafetensorsFile f((std::filesystem::path(dir) / kWeightsFile).string());
   const ModelConfig& c = config_;
@@ -102,8 +107,8 @@ CpuBackend::CpuBackend(const std::string& dir, const Plan& plan, int rank, std::
     if (c.moe()) {
       w.router = f.read(layer_name(l, "mlp.gate.weight"), {c.num_experts, h});
       for (int e = slices_.experts.begin; e < slices_.experts.end; ++e)
-        w.experts.push_back(swiglu_part(layer_name(l, "mlp.experts." + std::to_string(e) + "."), c.moe_intermediate_size,
-                                        slices_.expert_ffn));
+        w.experts.push_back(swiglu_part(layer_name(l, "mlp.experts." + std::to_string(e) + "."),
+                                        c.moe_intermediate_size, slices_.expert_ffn));
     } else {
       w.dense = swiglu_part(layer_name(l, "mlp."), c.intermediate_size, slices_.ffn);
     }
@@ -146,9 +151,15 @@ double CpuBackend::run(OpKind op, int layer, const StepShape& shape, bool partia
   const auto start = std::chrono::steady_clock::now();
   const bool residual = !partial || rank_ == 0;
   switch (op) {
-    case OpKind::kAttention: attention(layers_.at(layer - slices_.layers.begin), layer, residual); break;
-    case OpKind::kFfn: ffn(layers_.at(layer - slices_.layers.begin), residual); break;
-    case OpKind::kLmHead: lm_head(); break;
+    case OpKind::kAttention:
+      attention(layers_.at(layer - slices_.layers.begin), layer, residual);
+      break;
+    case OpKind::kFfn:
+      ffn(layers_.at(layer - slices_.layers.begin), residual);
+      break;
+    case OpKind::kLmHead:
+      lm_head();
+      break;
   }
   if (timing_) return timing_->run(op, layer, shape, partial);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -159,8 +170,8 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
   const int h = c.hidden_size, d = c.head_dim, t = static_cast<int>(hidden_.size()) / h;
   const int nq = slices_.heads.size(), nkv = slices_.kv_heads.size();
   const int group = c.num_attention_heads / c.num_key_value_heads;
-  std::vector<float> x(hidden_.size()), q(static_cast<std::size_t>(t) * nq * d), k(static_cast<std::size_t>(t) * nkv * d),
-      v(k.size()), out(q.size());
+  std::vector<float> x(hidden_.size()), q(static_cast<std::size_t>(t) * nq * d),
+      k(static_cast<std::size_t>(t) * nkv * d), v(k.size()), out(q.size());
   cpu::rms_norm(hidden_, t, h, w.input_norm, c.rms_norm_eps, x);
   cpu::linear(x, t, h, w.q, nq * d, q);
   cpu::linear(x, t, h, w.k, nkv * d, k);
@@ -183,8 +194,10 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
       const int position = slot.context_before + i;
       float* qi = q.data() + static_cast<std::size_t>(row + i) * nq * d;
       float* ki = k.data() + static_cast<std::size_t>(row + i) * nkv * d;
-      for (int head = 0; head < nq; ++head) cpu::rope({qi + head * d, static_cast<std::size_t>(d)}, position, c.rope_theta);
-      for (int head = 0; head < nkv; ++head) cpu::rope({ki + head * d, static_cast<std::size_t>(d)}, position, c.rope_theta);
+      for (int head = 0; head < nq; ++head)
+        cpu::rope({qi + head * d, static_cast<std::size_t>(d)}, position, c.rope_theta);
+      for (int head = 0; head < nkv; ++head)
+        cpu::rope({ki + head * d, static_cast<std::size_t>(d)}, position, c.rope_theta);
       cache.k.insert(cache.k.end(), ki, ki + nkv * d);
       const float* vi = v.data() + static_cast<std::size_t>(row + i) * nkv * d;
       cache.v.insert(cache.v.end(), vi, vi + nkv * d);
@@ -205,7 +218,8 @@ void CpuBackend::ffn(const Layer& w, bool residual) {
   const int h = c.hidden_size, t = static_cast<int>(hidden_.size()) / h;
   std::vector<float> x(hidden_.size());
   cpu::rms_norm(hidden_, t, h, w.post_norm, c.rms_norm_eps, x);
-  auto swiglu = [h](const Expert& e, std::span<const float> in, int rows, int width, std::span<float> out, bool accumulate) {
+  auto swiglu = [h](const Expert& e, std::span<const float> in, int rows, int width, std::span<float> out,
+                    bool accumulate) {
     std::vector<float> gate(static_cast<std::size_t>(rows) * width), up(gate.size());
     cpu::linear(in, rows, h, e.gate, width, gate);
     cpu::linear(in, rows, h, e.up, width, up);
@@ -221,19 +235,21 @@ void CpuBackend::ffn(const Layer& w, bool residual) {
   // Tokens routed to each expert held here, with their router weights.
   std::vector<std::vector<std::pair<int, float>>> routed(slices_.experts.size());
   for (int i = 0; i < t; ++i)
-    for (auto [e, weight] : cpu::route({logits.data() + static_cast<std::size_t>(i) * c.num_experts,
-                                        static_cast<std::size_t>(c.num_experts)},
-                                       c.num_experts_per_tok, c.norm_topk_prob))
+    for (auto [e, weight] : cpu::route(
+             {logits.data() + static_cast<std::size_t>(i) * c.num_experts, static_cast<std::size_t>(c.num_experts)},
+             c.num_experts_per_tok, c.norm_topk_prob))
       if (slices_.experts.contains(e)) routed[e - slices_.experts.begin].push_back({i, weight});
   std::vector<float> sum(hidden_.size(), 0.0f);
   for (std::size_t e = 0; e < routed.size(); ++e) {
     if (routed[e].empty()) continue;
     const int n = static_cast<int>(routed[e].size());
     std::vector<float> in(static_cast<std::size_t>(n) * h), out(in.size());
-    for (int j = 0; j < n; ++j) std::copy_n(x.begin() + static_cast<std::size_t>(routed[e][j].first) * h, h, in.begin() + j * h);
+    for (int j = 0; j < n; ++j)
+      std::copy_n(x.begin() + static_cast<std::size_t>(routed[e][j].first) * h, h, in.begin() + j * h);
     swiglu(w.experts[e], in, n, slices_.expert_ffn.size(), out, false);
     for (int j = 0; j < n; ++j)
-      for (int i = 0; i < h; ++i) sum[static_cast<std::size_t>(routed[e][j].first) * h + i] += routed[e][j].second * out[j * h + i];
+      for (int i = 0; i < h; ++i)
+        sum[static_cast<std::size_t>(routed[e][j].first) * h + i] += routed[e][j].second * out[j * h + i];
   }
   for (std::size_t i = 0; i < sum.size(); ++i) hidden_[i] = residual ? hidden_[i] + sum[i] : sum[i];
 }
@@ -247,10 +263,10 @@ void CpuBackend::lm_head() {
   for (const Slot& slot : step_.slots) {
     row += slot.tokens;
     if (!slot.emits) continue;
-    cpu::rms_norm({hidden_.data() + static_cast<std::size_t>(row - 1) * h, static_cast<std::size_t>(h)}, 1, h, final_norm_,
-                  config_.rms_norm_eps, x);
+    cpu::rms_norm({hidden_.data() + static_cast<std::size_t>(row - 1) * h, static_cast<std::size_t>(h)}, 1, h,
+                  final_norm_, config_.rms_norm_eps, x);
     cpu::linear(x, 1, h, lm_head_, vocab, logits);
-    const auto best = std::max_element(logits.begin(), logits.end());   // the first of equals: the lowest id
+    const auto best = std::max_element(logits.begin(), logits.end());  // the first of equals: the lowest id
     best_.push_back({*best, slices_.lm_head.begin + static_cast<int>(best - logits.begin())});
   }
 }

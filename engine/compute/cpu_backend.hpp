@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "engine/backend.hpp"
-#include "engine/executor.hpp"
 #include "engine/compute/model_config.hpp"
+#include "engine/executor.hpp"
 #include "engine/planner.hpp"
 
 namespace engine {
@@ -50,7 +50,7 @@ class CpuBackend : public Backend {
  private:
   struct Expert;
   struct Layer;
-  struct KvCache {   // one layer of one request: [positions x kv heads held x head_dim]
+  struct KvCache {  // one layer of one request: [positions x kv heads held x head_dim]
     std::vector<float> k, v;
   };
 
@@ -64,7 +64,7 @@ class CpuBackend : public Backend {
   std::unique_ptr<Backend> timing_;
   std::vector<Layer> layers_;
   std::vector<float> embedding_, lm_head_, final_norm_;
-  std::map<int, std::vector<KvCache>> kv_;   // by request: one cache per layer held
+  std::map<int, std::vector<KvCache>> kv_;  // by request: one cache per layer held
   StepPlan step_;
   std::vector<float> hidden_;
   std::vector<TokenChoice> best_;

@@ -20,7 +20,8 @@ void linear(std::span<const float> x, int rows, int in, std::span<const float> w
               accumulate ? 1.0f : 0.0f, y.data(), out);
 }
 
-void rms_norm(std::span<const float> x, int rows, int dim, std::span<const float> weight, double eps, std::span<float> out) {
+void rms_norm(std::span<const float> x, int rows, int dim, std::span<const float> weight, double eps,
+              std::span<float> out) {
   for (int r = 0; r < rows; ++r) {
     const float* in = x.data() + static_cast<std::size_t>(r) * dim;
     double sum = 0;
@@ -53,7 +54,8 @@ void attend(std::span<const float> q, const float* keys, const float* values, in
   float sum = 0;
   for (float& s : scores) sum += s = std::exp(s - best);
   std::fill(out.begin(), out.end(), 0.0f);
-  for (int j = 0; j < n; ++j) cblas_saxpy(d, scores[j] / sum, values + static_cast<std::size_t>(j) * stride, 1, out.data(), 1);
+  for (int j = 0; j < n; ++j)
+    cblas_saxpy(d, scores[j] / sum, values + static_cast<std::size_t>(j) * stride, 1, out.data(), 1);
 }
 
 std::vector<std::pair<int, float>> route(std::span<const float> logits, int k, bool normalize) {

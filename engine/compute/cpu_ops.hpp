@@ -17,7 +17,8 @@ void linear(std::span<const float> x, int rows, int in, std::span<const float> w
             bool accumulate = false);
 
 // Each row of x[rows x dim] divided by its root mean square, times `weight`.
-void rms_norm(std::span<const float> x, int rows, int dim, std::span<const float> weight, double eps, std::span<float> out);
+void rms_norm(std::span<const float> x, int rows, int dim, std::span<const float> weight, double eps,
+              std::span<float> out);
 
 // Rotates one head's vector (Hugging Face rotate_half layout: pairs (i, i + dim/2))
 // by the angles position · theta^(-2i/dim).

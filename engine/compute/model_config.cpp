@@ -8,8 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/error.hpp"
 #include "engine/compute/safetensors.hpp"
+#include "engine/error.hpp"
 
 namespace engine {
 
@@ -91,8 +91,8 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file)
   c.num_attention_heads = r.positive("num_attention_heads");
   c.num_key_value_heads = r.integer("num_key_value_heads", c.num_attention_heads);
   if (c.num_attention_heads % c.num_key_value_heads != 0)
-    r.fail("num_key_value_heads", fmt::format("{} does not divide num_attention_heads ({})", c.num_key_value_heads,
-                                              c.num_attention_heads));
+    r.fail("num_key_value_heads",
+           fmt::format("{} does not divide num_attention_heads ({})", c.num_key_value_heads, c.num_attention_heads));
   c.head_dim = r.integer("head_dim", c.hidden_size / c.num_attention_heads);
   if (c.head_dim % 2 != 0) r.fail("head_dim", "must be even (RoPE rotates pairs)");
   c.vocab_size = r.positive("vocab_size");
@@ -103,15 +103,18 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file)
   // What CpuBackend does not compute must not be ignored silently.
   for (const char* key : {"attention_bias", "mlp_bias", "use_sliding_window"})
     if (r.flag(key, false)) r.fail(key, "only false is supported");
-  if (const json* act = r.find("hidden_act"); act && *act != "silu") r.fail("hidden_act", "only \"silu\" (SwiGLU) is supported");
+  if (const json* act = r.find("hidden_act"); act && *act != "silu")
+    r.fail("hidden_act", "only \"silu\" (SwiGLU) is supported");
   if (c.model_type == "qwen3_moe") {
     c.num_experts = r.positive("num_experts");
     c.num_experts_per_tok = r.positive("num_experts_per_tok");
     if (c.num_experts_per_tok > c.num_experts)
-      r.fail("num_experts_per_tok", fmt::format("{} is more than num_experts ({})", c.num_experts_per_tok, c.num_experts));
+      r.fail("num_experts_per_tok",
+             fmt::format("{} is more than num_experts ({})", c.num_experts_per_tok, c.num_experts));
     c.moe_intermediate_size = r.positive("moe_intermediate_size");
     c.norm_topk_prob = r.flag("norm_topk_prob", true);
-    if (r.integer("decoder_sparse_step", 1) != 1) r.fail("decoder_sparse_step", "only 1 (every layer MoE) is supported");
+    if (r.integer("decoder_sparse_step", 1) != 1)
+      r.fail("decoder_sparse_step", "only 1 (every layer MoE) is supported");
     if (const json* dense = r.find("mlp_only_layers"); dense && !dense->empty())
       r.fail("mlp_only_layers", "dense layers inside a MoE model are not supported");
     c.intermediate_size = r.integer("intermediate_size", c.moe_intermediate_size);
@@ -123,9 +126,10 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file)
 
 nlohmann::json to_json(const ModelConfig& c) {
   json j = {{"model_type", c.model_type},
-            {"architectures", {c.model_type == "llama" ? "LlamaForCausalLM"
-                               : c.moe()                ? "Qwen3MoeForCausalLM"
-                                                        : "Qwen3ForCausalLM"}},
+            {"architectures",
+             {c.model_type == "llama" ? "LlamaForCausalLM"
+              : c.moe()               ? "Qwen3MoeForCausalLM"
+                                      : "Qwen3ForCausalLM"}},
             {"hidden_size", c.hidden_size},
             {"num_hidden_layers", c.num_hidden_layers},
             {"num_attention_heads", c.num_attention_heads},
@@ -178,7 +182,7 @@ ModelCard load_model_card(const std::string& dir) {
   const SafetensorsFile weights((std::filesystem::path(dir) / kWeightsFile).string());
   const std::string dtype = dtype_name(weights.info("model.embed_tokens.weight").dtype);
   std::filesystem::path path = std::filesystem::path(dir).lexically_normal();
-  if (path.filename().empty()) path = path.parent_path();   // "models/tiny/"
+  if (path.filename().empty()) path = path.parent_path();  // "models/tiny/"
   return model_card(c, path.filename().string(), dtype);
 }
 

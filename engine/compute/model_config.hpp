@@ -12,23 +12,23 @@
 namespace engine {
 
 struct ModelConfig {
-  std::string model_type = "qwen3";   // "llama", "qwen3" or "qwen3_moe"
+  std::string model_type = "qwen3";  // "llama", "qwen3" or "qwen3_moe"
   int hidden_size = 0;
   int num_hidden_layers = 0;
   int num_attention_heads = 0;
   int num_key_value_heads = 0;
   int head_dim = 0;
-  int intermediate_size = 0;          // dense layers
-  int moe_intermediate_size = 0;      // one expert (qwen3_moe)
-  int num_experts = 0;                // 0: dense
+  int intermediate_size = 0;      // dense layers
+  int moe_intermediate_size = 0;  // one expert (qwen3_moe)
+  int num_experts = 0;            // 0: dense
   int num_experts_per_tok = 0;
-  bool norm_topk_prob = true;         // renormalise the top-k router weights (Qwen3-MoE)
+  bool norm_topk_prob = true;  // renormalise the top-k router weights (Qwen3-MoE)
   int vocab_size = 0;
   double rms_norm_eps = 1e-6;
   double rope_theta = 1e6;
   bool tie_word_embeddings = false;
 
-  bool qk_norm() const { return model_type != "llama"; }   // Qwen3 normalises q and k per head
+  bool qk_norm() const { return model_type != "llama"; }  // Qwen3 normalises q and k per head
   bool moe() const { return num_experts > 0; }
 };
 

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "engine/error.hpp"
 #include "engine/compute/safetensors.hpp"
+#include "engine/error.hpp"
 
 namespace engine {
 
@@ -67,7 +67,8 @@ void write_random_model(const std::string& dir, const ModelConfig& config, std::
     tensors.push_back(w.make(p + "self_attn.q_proj.weight", {c.num_attention_heads * d, h}, in_h));
     tensors.push_back(w.make(p + "self_attn.k_proj.weight", {c.num_key_value_heads * d, h}, in_h));
     tensors.push_back(w.make(p + "self_attn.v_proj.weight", {c.num_key_value_heads * d, h}, in_h));
-    tensors.push_back(w.make(p + "self_attn.o_proj.weight", {h, c.num_attention_heads * d}, 1 / std::sqrt(double(c.num_attention_heads * d))));
+    tensors.push_back(w.make(p + "self_attn.o_proj.weight", {h, c.num_attention_heads * d},
+                             1 / std::sqrt(double(c.num_attention_heads * d))));
     if (c.qk_norm()) {
       tensors.push_back(w.make(p + "self_attn.q_norm.weight", {d}, 0.1, 1.0));
       tensors.push_back(w.make(p + "self_attn.k_norm.weight", {d}, 0.1, 1.0));
@@ -79,7 +80,8 @@ void write_random_model(const std::string& dir, const ModelConfig& config, std::
     };
     if (c.moe()) {
       tensors.push_back(w.make(p + "mlp.gate.weight", {c.num_experts, h}, in_h));
-      for (int e = 0; e < c.num_experts; ++e) swiglu(p + "mlp.experts." + std::to_string(e) + ".", c.moe_intermediate_size);
+      for (int e = 0; e < c.num_experts; ++e)
+        swiglu(p + "mlp.experts." + std::to_string(e) + ".", c.moe_intermediate_size);
     } else {
       swiglu(p + "mlp.", c.intermediate_size);
     }

@@ -43,7 +43,7 @@ float half_to_float(std::uint16_t h) {
   const std::uint32_t sign = (h & 0x8000u) << 16;
   int exp = (h >> 10) & 0x1f;
   std::uint32_t mant = h & 0x3ffu;
-  if (exp == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));   // inf, nan
+  if (exp == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));  // inf, nan
   if (exp == 0) {
     if (mant == 0) return std::bit_cast<float>(sign);
     // Subnormal: normalise the mantissa.
@@ -78,20 +78,22 @@ void write_safetensors(const std::string& path, const std::vector<NamedTensor>& 
   std::uint64_t offset = 0;
   for (const NamedTensor& t : tensors) {
     if (elements(t.shape) != static_cast<std::int64_t>(t.data.size()))
-      throw std::invalid_argument(fmt::format("tensor {}: {} values for shape [{}]", t.name, t.data.size(), fmt::join(t.shape, ", ")));
+      throw std::invalid_argument(
+          fmt::format("tensor {}: {} values for shape [{}]", t.name, t.data.size(), fmt::join(t.shape, ", ")));
     const std::uint64_t bytes = t.data.size() * sizeof(float);
     header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');   // keeps the data 8-byte aligned, as HF's writer does
+  text.append((8 - text.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned, as HF's writer does
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw InputError(path, "", "cannot create the file");
   const std::uint64_t length = text.size();
   out.write(reinterpret_cast<const char*>(&length), sizeof length);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   for (const NamedTensor& t : tensors)
-    out.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size() * sizeof(float)));
+    out.write(reinterpret_cast<const char*>(t.data.data()),
+              static_cast<std::streamsize>(t.data.size() * sizeof(float)));
   if (!out.flush()) throw InputError(path, "", "write failed");
 }
 
@@ -111,11 +113,13 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   }
   ::close(fd);
   try {
-    if (size_ < 8) throw InputError(path, "", fmt::format("truncated: {} bytes, shorter than the 8-byte header length", size_));
+    if (size_ < 8)
+      throw InputError(path, "", fmt::format("truncated: {} bytes, shorter than the 8-byte header length", size_));
     std::uint64_t length;
     std::memcpy(&length, map_, 8);
     if (length > kMaxHeaderBytes || 8 + length > size_)
-      throw InputError(path, "", fmt::format("truncated or corrupt: header of {} bytes in a {}-byte file", length, size_));
+      throw InputError(path, "",
+                       fmt::format("truncated or corrupt: header of {} bytes in a {}-byte file", length, size_));
     data_begin_ = 8 + length;
     json header;
     try {
@@ -149,15 +153,20 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
         throw InputError(path, where, std::string("malformed entry: ") + e.what());
       }
       const int eb = dtype_bytes(t.dtype);
-      if (eb == 0) throw InputError(path, where + "/dtype", fmt::format("dtype {} is not supported (F32, BF16, F16 are)", t.dtype));
+      if (eb == 0)
+        throw InputError(path, where + "/dtype",
+                         fmt::format("dtype {} is not supported (F32, BF16, F16 are)", t.dtype));
       for (std::int64_t d : t.shape)
-        if (d < 0 || d > (std::int64_t{1} << 40)) throw InputError(path, where + "/shape", fmt::format("bad dimension {}", d));
+        if (d < 0 || d > (std::int64_t{1} << 40))
+          throw InputError(path, where + "/shape", fmt::format("bad dimension {}", d));
       if (t.begin > t.end || t.end > data_size)
-        throw InputError(path, where + "/data_offsets",
-                         fmt::format("[{}, {}] is outside the {} bytes of data (truncated file?)", t.begin, t.end, data_size));
+        throw InputError(
+            path, where + "/data_offsets",
+            fmt::format("[{}, {}] is outside the {} bytes of data (truncated file?)", t.begin, t.end, data_size));
       if (t.end - t.begin != static_cast<std::uint64_t>(elements(t.shape)) * eb)
-        throw InputError(path, where + "/data_offsets",
-                         fmt::format("{} bytes do not hold shape [{}] of {}", t.end - t.begin, fmt::join(t.shape, ", "), t.dtype));
+        throw InputError(
+            path, where + "/data_offsets",
+            fmt::format("{} bytes do not hold shape [{}] of {}", t.end - t.begin, fmt::join(t.shape, ", "), t.dtype));
       tensors_[name] = t;
     }
   } catch (...) {
@@ -174,8 +183,9 @@ const TensorInfo& SafetensorsFile::info(const std::string& name, const std::vect
   const auto it = tensors_.find(name);
   if (it == tensors_.end()) throw InputError(path_, tensor_path(name), "missing tensor");
   if (!shape.empty() && it->second.shape != shape)
-    throw InputError(path_, tensor_path(name) + "/shape",
-                     fmt::format("is [{}], the config needs [{}]", fmt::join(it->second.shape, ", "), fmt::join(shape, ", ")));
+    throw InputError(
+        path_, tensor_path(name) + "/shape",
+        fmt::format("is [{}], the config needs [{}]", fmt::join(it->second.shape, ", "), fmt::join(shape, ", ")));
   return it->second;
 }
 
@@ -193,7 +203,8 @@ std::vector<float> SafetensorsFile::read_block(const std::string& name, const st
   const std::int64_t height = t.shape.size() == 2 ? t.shape[0] : 1;
   const std::int64_t width = t.shape.empty() ? 1 : t.shape.back();
   if (t.shape.size() > 2 || row < 0 || col < 0 || rows < 0 || cols < 0 || row + rows > height || col + cols > width)
-    throw std::out_of_range(fmt::format("{}: block [{}+{}, {}+{}] outside [{}]", name, row, rows, col, cols, fmt::join(t.shape, ", ")));
+    throw std::out_of_range(
+        fmt::format("{}: block [{}+{}, {}+{}] outside [{}]", name, row, rows, col, cols, fmt::join(t.shape, ", ")));
   const int eb = dtype_bytes(t.dtype);
   std::vector<float> out(rows * cols);
   for (std::int64_t r = 0; r < rows; ++r)

@@ -12,15 +12,15 @@
 namespace engine {
 
 struct TensorInfo {
-  std::string dtype;               // "F32", "BF16", "F16"
+  std::string dtype;  // "F32", "BF16", "F16"
   std::vector<std::int64_t> shape;
-  std::uint64_t begin = 0, end = 0;   // byte offsets in the data section
+  std::uint64_t begin = 0, end = 0;  // byte offsets in the data section
 };
 
 struct NamedTensor {
   std::string name;
   std::vector<std::int64_t> shape;
-  std::vector<float> data;         // row-major. REQUIRES: size == product of shape
+  std::vector<float> data;  // row-major. REQUIRES: size == product of shape
 };
 
 // Writes `tensors` as F32, in the given order, with `metadata` as __metadata__.
@@ -30,7 +30,7 @@ void write_safetensors(const std::string& path, const std::vector<NamedTensor>& 
 // A safetensors file mapped read-only; slices are converted to float on read.
 class SafetensorsFile {
  public:
-  explicit SafetensorsFile(const std::string& path);   // throws InputError
+  explicit SafetensorsFile(const std::string& path);  // throws InputError
   ~SafetensorsFile();
   SafetensorsFile(const SafetensorsFile&) = delete;
   SafetensorsFile& operator=(const SafetensorsFile&) = delete;

@@ -24,9 +24,9 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 
 constexpr const char* kSchema = "meshinfer.report/1";
-constexpr const char* kVersion = "0.1.0";   // project(VERSION) in CMakeLists.txt
+constexpr const char* kVersion = "0.1.0";  // project(VERSION) in CMakeLists.txt
 constexpr double kGB = 1e9;
-constexpr double kUs = 1e6;   // trace timestamps are in microseconds
+constexpr double kUs = 1e6;  // trace timestamps are in microseconds
 
 bool completed(const RequestRecord& rec) { return rec.error.empty() && rec.finish_s >= 0; }
 
@@ -76,7 +76,7 @@ ordered_json plan_json(const Plan& plan) {
 }
 
 struct Latencies {
-  std::vector<double> ttft, itl;   // ttft: completed requests; itl: every request's gaps
+  std::vector<double> ttft, itl;  // ttft: completed requests; itl: every request's gaps
 };
 
 Latencies latencies(const RunResult& r) {
@@ -115,8 +115,7 @@ ordered_json summary_json(const RunResult& r) {
       decode_rates.push_back((t.size() - 1) / (rec.finish_s - rec.first_token_s));
   }
   const int total = static_cast<int>(r.requests.size());
-  const double per_request =
-      ratio(std::accumulate(decode_rates.begin(), decode_rates.end(), 0.0), decode_rates.size());
+  const double per_request = ratio(std::accumulate(decode_rates.begin(), decode_rates.end(), 0.0), decode_rates.size());
   Latencies l = latencies(r);
   return {{"decode_tokens_per_s", ratio(decode_tokens, decode_s)},
           {"prefill_tokens_per_s", ratio(prefill_tokens, prefill_s)},
@@ -142,7 +141,8 @@ double first(const RunResult& r, const std::string& kind, double from) {
 
 ordered_json events_json(const RunResult& r) {
   ordered_json out = ordered_json::array();
-  for (const RunEvent& e : r.events) out.push_back({{"t_s", e.t_s}, {"kind", e.kind}, {"target", e.target}, {"detail", e.detail}});
+  for (const RunEvent& e : r.events)
+    out.push_back({{"t_s", e.t_s}, {"kind", e.kind}, {"target", e.target}, {"detail", e.detail}});
   return out;
 }
 
@@ -187,7 +187,7 @@ ordered_json faults_json(const RunResult& r) {
           {"time_to_detect_s", detected >= 0 ? ordered_json(detected - fault) : ordered_json(nullptr)},
           {"time_to_recover_s", recovered >= 0 ? ordered_json(recovered - detected) : ordered_json(nullptr)},
           {"downtime_s", fault >= 0 && detected >= 0 ? ordered_json((recovered >= 0 ? recovered : r.end_s) - fault)
-                                                      : ordered_json(0.0)},
+                                                     : ordered_json(0.0)},
           {"tokens_recomputed", r.tokens_recomputed},
           {"failed_by_cause", by_cause}};
 }
@@ -215,13 +215,13 @@ ordered_json links_json(const Scenario& s, const Catalog& catalog, const RunResu
   ordered_json links = ordered_json::array();
   for (const Cable& c : s.fabric.cables) {
     const auto ab = bytes_between(r, c.a, c.b), ba = bytes_between(r, c.b, c.a);
-    links.push_back({{"a", s.nodes[c.a].name},
-                     {"b", s.nodes[c.b].name},
-                     {"link", c.link},
-                     {"bytes_a_to_b", ab},
-                     {"bytes_b_to_a", ba},
-                     {"utilization", ratio(static_cast<double>(std::max(ab, ba)),
-                                           catalog.link(c.link).bandwidth * r.end_s)}});
+    links.push_back(
+        {{"a", s.nodes[c.a].name},
+         {"b", s.nodes[c.b].name},
+         {"link", c.link},
+         {"bytes_a_to_b", ab},
+         {"bytes_b_to_a", ba},
+         {"utilization", ratio(static_cast<double>(std::max(ab, ba)), catalog.link(c.link).bandwidth * r.end_s)}});
   }
   return links;
 }
@@ -230,20 +230,19 @@ ordered_json requests_json(const RunResult& r) {
   ordered_json requests = ordered_json::array();
   for (const RequestRecord& rec : r.requests) {
     const bool ok = completed(rec);
-    requests.push_back(
-        {{"id", rec.request.id},
-         {"prompt_tokens", rec.request.prompt_tokens},
-         {"output_tokens", rec.request.output_tokens},
-         {"arrival_s", time_or_null(rec.arrival_s)},
-         {"first_token_s", time_or_null(rec.first_token_s)},
-         {"finish_s", time_or_null(rec.finish_s)},
-         {"ttft_s", ok ? ordered_json(rec.first_token_s - rec.arrival_s) : ordered_json(nullptr)},
-         {"tokens", rec.token_times.size()},
-         {"tries", rec.tries},
-         {"status", ok ? "completed" : "failed"},
-         // No request is silently lost: one that neither finished nor failed says so.
-         {"error", ok || !rec.error.empty() ? rec.error : "not finished when the run ended"}});
-    if (!rec.output_ids.empty()) requests.back()["output_ids"] = rec.output_ids;   // computed runs only
+    requests.push_back({{"id", rec.request.id},
+                        {"prompt_tokens", rec.request.prompt_tokens},
+                        {"output_tokens", rec.request.output_tokens},
+                        {"arrival_s", time_or_null(rec.arrival_s)},
+                        {"first_token_s", time_or_null(rec.first_token_s)},
+                        {"finish_s", time_or_null(rec.finish_s)},
+                        {"ttft_s", ok ? ordered_json(rec.first_token_s - rec.arrival_s) : ordered_json(nullptr)},
+                        {"tokens", rec.token_times.size()},
+                        {"tries", rec.tries},
+                        {"status", ok ? "completed" : "failed"},
+                        // No request is silently lost: one that neither finished nor failed says so.
+                        {"error", ok || !rec.error.empty() ? rec.error : "not finished when the run ended"}});
+    if (!rec.output_ids.empty()) requests.back()["output_ids"] = rec.output_ids;  // computed runs only
   }
   return requests;
 }
@@ -313,8 +312,8 @@ ordered_json node_lane(const std::string& name, const NodeResult& n, double end_
   std::vector<double> idle(kTimelineBuckets);
   for (int i = 0; i < kTimelineBuckets; ++i)
     idle[i] = std::max(0.0, compute.width() - compute.sums()[i] - comm.sums()[i]);
-  return {{"name", name}, {"compute_s", micros(compute.sums())}, {"comm_s", micros(comm.sums())},
-          {"idle_s", micros(idle)}};
+  return {
+      {"name", name}, {"compute_s", micros(compute.sums())}, {"comm_s", micros(comm.sums())}, {"idle_s", micros(idle)}};
 }
 
 // Bytes node `from` sent to rank `to`, over time.
@@ -338,8 +337,11 @@ ordered_json timeline_json(const Scenario& s, const Catalog& catalog, const RunR
   Buckets tokens(r.end_s, kTimelineBuckets);
   for (const RequestRecord& rec : r.requests)
     for (double t : rec.token_times) tokens.spread(t, t, 1);
-  return {{"buckets", kTimelineBuckets}, {"bucket_s", tokens.width()}, {"nodes", std::move(nodes)},
-          {"links", std::move(links)}, {"tokens", whole(tokens.sums())}};
+  return {{"buckets", kTimelineBuckets},
+          {"bucket_s", tokens.width()},
+          {"nodes", std::move(nodes)},
+          {"links", std::move(links)},
+          {"tokens", whole(tokens.sums())}};
 }
 
 // Twelve significant digits: bin edges print as 0.03, not 0.030000000000000002.
@@ -402,9 +404,12 @@ const char* op_symbol(const std::string& op) { return op == "min" ? ">=" : op ==
 std::string cell(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
   }
   return out;
 }
@@ -436,8 +441,13 @@ json metadata(const char* what, int pid, int tid, const std::string& name) {
 }
 
 json complete(const std::string& name, int pid, int tid, double start_s, double end_s, json args) {
-  return {{"ph", "X"}, {"name", name}, {"pid", pid}, {"tid", tid},
-          {"ts", start_s * kUs}, {"dur", (end_s - start_s) * kUs}, {"args", std::move(args)}};
+  return {{"ph", "X"},
+          {"name", name},
+          {"pid", pid},
+          {"tid", tid},
+          {"ts", start_s * kUs},
+          {"dur", (end_s - start_s) * kUs},
+          {"args", std::move(args)}};
 }
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
@@ -449,13 +459,13 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 
 }  // namespace
 
-ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan& plan,
-                          const std::string& profile_name, const RunResult& r, unsigned long long seed) {
+ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan& plan, const std::string& profile_name,
+                          const RunResult& r, unsigned long long seed) {
   ordered_json report;
   report["schema"] = kSchema;
-  report["scenario"] = {{"name", s.name},   {"file", s.file},           {"description", s.description},
-                        {"seed", seed},     {"model", s.model},         {"quant", s.quant},
-                        {"parallelism", s.parallelism}, {"profile", profile_name}};
+  report["scenario"] = {
+      {"name", s.name},   {"file", s.file},   {"description", s.description}, {"seed", seed},
+      {"model", s.model}, {"quant", s.quant}, {"parallelism", s.parallelism}, {"profile", profile_name}};
   report["build"] = {{"version", kVersion}, {"git", MESHINFER_GIT}};
   report["plan"] = plan_json(plan);
   report["summary"] = summary_json(r);
@@ -495,8 +505,8 @@ std::vector<ExpectationResult> check_expectations(const Scenario& s, ordered_jso
 }
 
 std::string describe_breach(const ExpectationResult& r) {
-  return fmt::format("expectation failed: {} = {:g}, must be {} {:g} ({} {})", r.e.metric, r.value,
-                     op_symbol(r.e.op), r.e.bound, r.file, r.e.json_path);
+  return fmt::format("expectation failed: {} = {:g}, must be {} {:g} ({} {})", r.e.metric, r.value, op_symbol(r.e.op),
+                     r.e.bound, r.file, r.e.json_path);
 }
 
 std::string render_markdown(const ordered_json& report) {
@@ -522,9 +532,9 @@ std::string render_markdown(const ordered_json& report) {
   row(out, {"per-request decode (mean)", num(sum.at("per_request_decode_tokens_per_s")) + " tok/s"});
   row(out, {"TTFT p50 / p99 / mean", dist(sum.at("ttft_s"), 1, "s")});
   row(out, {"ITL p50 / p99 / mean", dist(sum.at("itl_s"), 1e3, "ms")});
-  row(out, {"requests completed / total", fmt::format("{} / {} ({} failed, {} retried)", req.at("completed").get<int>(),
-                                                      req.at("total").get<int>(), req.at("failed").get<int>(),
-                                                      req.at("retried").get<int>())});
+  row(out, {"requests completed / total",
+            fmt::format("{} / {} ({} failed, {} retried)", req.at("completed").get<int>(), req.at("total").get<int>(),
+                        req.at("failed").get<int>(), req.at("retried").get<int>())});
   row(out, {"output tokens", std::to_string(sum.at("output_tokens").get<std::uint64_t>())});
   row(out, {"simulated time", num(sum.at("simulated_s")) + " s"});
   row(out, {"availability", pct(sum.at("availability"))});
@@ -571,25 +581,32 @@ json render_trace(const Scenario& s, const Plan& plan, const RunResult& r) {
   events.push_back(metadata("process_name", kLinksPid, 0, "links"));
   for (std::size_t i = 0; i < s.fabric.cables.size(); ++i) {
     const Cable& c = s.fabric.cables[i];
-    events.push_back(metadata("thread_name", kLinksPid, static_cast<int>(i),
-                              link_label(s.nodes[c.a].name, s.nodes[c.b].name)));
+    events.push_back(
+        metadata("thread_name", kLinksPid, static_cast<int>(i), link_label(s.nodes[c.a].name, s.nodes[c.b].name)));
   }
   events.push_back(metadata("process_name", kRequestsPid, 0, "requests"));
   events.push_back(metadata("thread_name", kRequestsPid, 0, "first tokens"));
   events.push_back(metadata("process_name", kFaultsPid, 0, "faults and recovery"));
   // Global instants for every fault and engine decision; a span per recovery phase.
   for (const RunEvent& e : r.events)
-    events.push_back({{"ph", "i"}, {"s", "g"}, {"cat", "fault"}, {"name", e.kind + (e.target.empty() ? "" : " " + e.target)},
-                      {"pid", kFaultsPid}, {"tid", 0}, {"ts", e.t_s * kUs}, {"args", {{"detail", e.detail}}}});
+    events.push_back({{"ph", "i"},
+                      {"s", "g"},
+                      {"cat", "fault"},
+                      {"name", e.kind + (e.target.empty() ? "" : " " + e.target)},
+                      {"pid", kFaultsPid},
+                      {"tid", 0},
+                      {"ts", e.t_s * kUs},
+                      {"args", {{"detail", e.detail}}}});
   for (const auto& phase : phases_json(r))
-    events.push_back(complete("recovering " + phase["target"].get<std::string>(), kFaultsPid, 0, phase["start_s"].get<double>(),
+    events.push_back(complete("recovering " + phase["target"].get<std::string>(), kFaultsPid, 0,
+                              phase["start_s"].get<double>(),
                               phase["end_s"].is_null() ? r.end_s : phase["end_s"].get<double>(), json::object()));
 
   for (std::size_t rank = 0; rank < r.nodes.size(); ++rank) {
     for (const StepTrace& st : r.nodes[rank].steps) {
-      events.push_back(complete("step", kNodesPid, static_cast<int>(rank), st.start_s, st.end_s,
-                                {{"compute_ms", st.compute_s * 1e3}, {"comm_ms", st.comm_s * 1e3},
-                                 {"tokens", st.tokens}}));
+      events.push_back(
+          complete("step", kNodesPid, static_cast<int>(rank), st.start_s, st.end_s,
+                   {{"compute_ms", st.compute_s * 1e3}, {"comm_ms", st.comm_s * 1e3}, {"tokens", st.tokens}}));
     }
   }
   for (std::size_t i = 0; i < s.fabric.cables.size(); ++i) {
@@ -600,23 +617,31 @@ json render_trace(const Scenario& s, const Plan& plan, const RunResult& r) {
                                {"bytes_b_to_a", bytes_between(r, c.b, c.a)}}));
   }
   for (const RequestRecord& rec : r.requests) {
-    if (rec.arrival_s < 0) continue;   // never arrived: no span to draw
+    if (rec.arrival_s < 0) continue;  // never arrived: no span to draw
     const int id = rec.request.id;
     const std::string name = fmt::format("req {}", id);
     // A failed request's failure time is not recorded: end at its last sign of life.
-    const double end = rec.finish_s >= 0 ? rec.finish_s
-                       : rec.token_times.empty() ? rec.arrival_s : rec.token_times.back();
+    const double end = rec.finish_s >= 0         ? rec.finish_s
+                       : rec.token_times.empty() ? rec.arrival_s
+                                                 : rec.token_times.back();
     const auto async = [&](const char* ph, double t) {
-      return json{{"ph", ph}, {"cat", "request"}, {"id", id}, {"name", name},
-                  {"pid", kRequestsPid}, {"tid", 0}, {"ts", t * kUs}};
+      return json{{"ph", ph}, {"cat", "request"}, {"id", id}, {"name", name}, {"pid", kRequestsPid},
+                  {"tid", 0}, {"ts", t * kUs}};
     };
     json begin = async("b", rec.arrival_s);
-    begin["args"] = {{"prompt_tokens", rec.request.prompt_tokens}, {"output_tokens", rec.request.output_tokens},
-                     {"status", completed(rec) ? "completed" : "failed"}, {"error", rec.error}};
+    begin["args"] = {{"prompt_tokens", rec.request.prompt_tokens},
+                     {"output_tokens", rec.request.output_tokens},
+                     {"status", completed(rec) ? "completed" : "failed"},
+                     {"error", rec.error}};
     events.push_back(std::move(begin));
     if (rec.first_token_s >= 0) {
-      events.push_back({{"ph", "i"}, {"s", "t"}, {"cat", "request"}, {"name", name + " first token"},
-                        {"pid", kRequestsPid}, {"tid", 0}, {"ts", rec.first_token_s * kUs}});
+      events.push_back({{"ph", "i"},
+                        {"s", "t"},
+                        {"cat", "request"},
+                        {"name", name + " first token"},
+                        {"pid", kRequestsPid},
+                        {"tid", 0},
+                        {"ts", rec.first_token_s * kUs}});
     }
     events.push_back(async("e", end));
   }

@@ -71,14 +71,13 @@ namespace engine {
 
 // REQUIRES: r.nodes has one entry per s.nodes entry.
 nlohmann::ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan& plan,
-                                    const std::string& profile_name, const RunResult& r,
-                                    unsigned long long seed);
+                                    const std::string& profile_name, const RunResult& r, unsigned long long seed);
 
 struct ExpectationResult {
   Expectation e;
   double value = 0;
   bool pass = false;
-  std::string file;   // the scenario file, for describe_breach
+  std::string file;  // the scenario file, for describe_breach
 };
 
 // Evaluates s.expectations against report["summary"] and writes

@@ -18,7 +18,7 @@ namespace engine {
 namespace {
 
 using nlohmann::ordered_json;
-using Legend = std::vector<std::pair<std::string, std::string>>;   // (class, label)
+using Legend = std::vector<std::pair<std::string, std::string>>;  // (class, label)
 
 // Every chart spans the page width in viewBox units; CSS scales it to the window.
 constexpr double kPageW = 1320;
@@ -36,12 +36,23 @@ std::string esc(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -67,7 +78,7 @@ double nice_ceiling(double v) {
 }
 
 struct Scale {
-  double d0, d1, r0, r1;   // domain [d0, d1] onto range [r0, r1]
+  double d0, d1, r0, r1;  // domain [d0, d1] onto range [r0, r1]
   double operator()(double v) const { return d1 > d0 ? r0 + (v - d0) / (d1 - d0) * (r1 - r0) : r0; }
 };
 
@@ -84,33 +95,43 @@ enum class Side { kBottom, kLeft };
 void axis(std::string& out, const Scale& s, Side side, double at, const std::string& title) {
   const bool bottom = side == Side::kBottom;
   put(out, "<g class=\"axis\">");
-  if (bottom) put(out, "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"></line>", s.r0, at, s.r1, at);
-  else put(out, "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"></line>", at, s.r0, at, s.r1);
+  if (bottom)
+    put(out, "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"></line>", s.r0, at, s.r1, at);
+  else
+    put(out, "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"></line>", at, s.r0, at, s.r1);
   if (s.d1 > s.d0) {
     const double step = nice_step((s.d1 - s.d0) / 6);
     for (long k = std::lround(std::ceil(s.d0 / step)); k * step <= s.d1 * (1 + 1e-9); ++k) {
       const double p = s(k * step);
       const std::string label = fmt::format("{:g}", k * step);
       if (bottom)
-        put(out, "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"></line>"
-                 "<text x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\">{4}</text>",
+        put(out,
+            "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"></line>"
+            "<text x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\">{4}</text>",
             p, at, at + 4, at + 16, label);
       else
-        put(out, "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\"></line>"
-                 "<text x=\"{3:.1f}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>",
+        put(out,
+            "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\"></line>"
+            "<text x=\"{3:.1f}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>",
             at - 4, p, at, at - 7, p + 4, label);
     }
   }
   const double mid = (s.r0 + s.r1) / 2;
-  if (bottom) put(out, "<text class=\"axis-title\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>", mid, at + 34, esc(title));
-  else put(out, "<text class=\"axis-title\" transform=\"translate({:.1f} {:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
-           at - 52, mid, esc(title));
+  if (bottom)
+    put(out, "<text class=\"axis-title\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>", mid, at + 34,
+        esc(title));
+  else
+    put(out,
+        "<text class=\"axis-title\" transform=\"translate({:.1f} {:.1f}) rotate(-90)\" "
+        "text-anchor=\"middle\">{}</text>",
+        at - 52, mid, esc(title));
   out += "</g>";
 }
 
 // Edges rounded before the size is taken: neighbours share an edge exactly and
 // crisp rendering leaves no hairline between them.
-void rect(std::string& out, std::string_view cls, double x, double y, double w, double h, const std::string& data = "") {
+void rect(std::string& out, std::string_view cls, double x, double y, double w, double h,
+          const std::string& data = "") {
   const auto tenth = [](double v) { return std::round(v * 10) / 10; };
   const double x0 = tenth(x), y0 = tenth(y), x1 = tenth(x + w), y1 = tenth(y + h);
   if (x1 <= x0 || y1 <= y0) return;
@@ -120,14 +141,17 @@ void rect(std::string& out, std::string_view cls, double x, double y, double w, 
 
 void text(std::string& out, std::string_view cls, double x, double y, const std::string& content,
           std::string_view anchor = "start") {
-  put(out, "<text class=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">{}</text>", cls, x, y, anchor, esc(content));
+  put(out, "<text class=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">{}</text>", cls, x, y, anchor,
+      esc(content));
 }
 
 void legend(std::string& out, const Legend& items) {
   if (items.empty()) return;
   out += "<div class=\"legend\">";
   for (const auto& [cls, label] : items)
-    put(out, "<span><svg class=\"swatch\" viewBox=\"0 0 12 12\"><rect class=\"key {}\" width=\"12\" height=\"12\"></rect></svg>{}</span>",
+    put(out,
+        "<span><svg class=\"swatch\" viewBox=\"0 0 12 12\"><rect class=\"key {}\" width=\"12\" "
+        "height=\"12\"></rect></svg>{}</span>",
         cls, esc(label));
   out += "</div>";
 }
@@ -136,8 +160,9 @@ void legend(std::string& out, const Legend& items) {
 template <typename Body>
 void figure(std::string& out, const char* id, const std::string& title, double width, double height,
             const Legend& items, Body body) {
-  put(out, "<figure class=\"chart\" id=\"{0}\"><figcaption>{1}</figcaption>"
-           "<svg viewBox=\"0 0 {2} {3}\" role=\"img\" aria-label=\"{1}\">",
+  put(out,
+      "<figure class=\"chart\" id=\"{0}\"><figcaption>{1}</figcaption>"
+      "<svg viewBox=\"0 0 {2} {3}\" role=\"img\" aria-label=\"{1}\">",
       id, esc(title), width, height);
   body();
   out += "</svg>";
@@ -149,7 +174,9 @@ void figure(std::string& out, const char* id, const std::string& title, double w
 template <typename Body>
 void lane(std::string& out, const std::string& data, double y, double h, const std::string& label,
           const std::string& detail, Body body) {
-  put(out, "<g class=\"lane\" {}><text class=\"lane-label\" x=\"8\" y=\"{:.1f}\">{} <tspan class=\"muted\">{}</tspan></text>",
+  put(out,
+      "<g class=\"lane\" {}><text class=\"lane-label\" x=\"8\" y=\"{:.1f}\">{} <tspan "
+      "class=\"muted\">{}</tspan></text>",
       data, y + h / 2 + 4, esc(label), esc(detail));
   rect(out, "lane-bg", kPlotL, y, kPlotR - kPlotL, h);
   body();
@@ -175,8 +202,9 @@ void fault_markers(std::string& out, const ordered_json& report, const Scale& x,
   for (const auto& e : list(report, "events")) {
     const double t = dbl(e, "t_s");
     const std::string target = optional_str(e, "target");
-    put(out, "<line class=\"fault-marker\" data-t=\"{0}\" data-kind=\"{1}\" data-target=\"{2}\" x1=\"{3:.1f}\" "
-             "y1=\"{4:.1f}\" x2=\"{3:.1f}\" y2=\"{5:.1f}\"><title>{6}</title></line>",
+    put(out,
+        "<line class=\"fault-marker\" data-t=\"{0}\" data-kind=\"{1}\" data-target=\"{2}\" x1=\"{3:.1f}\" "
+        "y1=\"{4:.1f}\" x2=\"{3:.1f}\" y2=\"{5:.1f}\"><title>{6}</title></line>",
         num(t), esc(str(e, "kind")), esc(target), x(t), kPhaseTop, bottom,
         esc(fmt::format("{:g} s: {} {} {}", t, str(e, "kind"), target, optional_str(e, "detail"))));
     text(out, "marker-label", x(t) + 3, kEventLabelY + 11 * (i++ % 2),
@@ -195,14 +223,16 @@ void header(std::string& out, const ordered_json& report) {
   put(out, "<header data-scenario=\"{}\" data-seed=\"{}\"><h1>{}</h1>", esc(str(sc, "name")),
       sc.at("seed").get<unsigned long long>(), esc(str(sc, "name")));
   if (const std::string d = str(sc, "description"); !d.empty()) put(out, "<p class=\"desc\">{}</p>", esc(d));
-  put(out, "<p class=\"meta\">{} · {} {} · {} plan ({} requested) · seed {} · profile {} · meshinfer {} ({})</p></header>",
+  put(out,
+      "<p class=\"meta\">{} · {} {} · {} plan ({} requested) · seed {} · profile {} · meshinfer {} ({})</p></header>",
       esc(str(sc, "file")), esc(str(sc, "model")), esc(str(sc, "quant")), esc(str(report.at("plan"), "strategy")),
       esc(str(sc, "parallelism")), sc.at("seed").get<unsigned long long>(), esc(str(sc, "profile")),
       esc(str(build, "version")), esc(str(build, "git")));
 }
 
 void tile(std::string& out, const char* key, const std::string& value, const char* unit, const std::string& what) {
-  put(out, "<div class=\"tile\" data-key=\"{}\"><div class=\"v\">{} <small>{}</small></div><div class=\"k\">{}</div></div>",
+  put(out,
+      "<div class=\"tile\" data-key=\"{}\"><div class=\"v\">{} <small>{}</small></div><div class=\"k\">{}</div></div>",
       key, esc(value), unit, esc(what));
 }
 
@@ -215,7 +245,8 @@ void summary_tiles(std::string& out, const ordered_json& report) {
   tile(out, "decode", fixed(dbl(s, "decode_tokens_per_s"), 2), "tok/s", "decode throughput");
   tile(out, "prefill", fixed(dbl(s, "prefill_tokens_per_s"), 1), "tok/s", "prefill throughput");
   tile(out, "ttft", fixed(dbl(ttft, "p50"), 3) + " / " + fixed(dbl(ttft, "p99"), 3), "s", "TTFT p50 / p99");
-  tile(out, "itl", fixed(1e3 * dbl(itl, "p50"), 2) + " / " + fixed(1e3 * dbl(itl, "p99"), 2), "ms", "inter-token p50 / p99");
+  tile(out, "itl", fixed(1e3 * dbl(itl, "p50"), 2) + " / " + fixed(1e3 * dbl(itl, "p99"), 2), "ms",
+       "inter-token p50 / p99");
   tile(out, "requests", fmt::format("{} / {}", req.at("completed").get<int>(), req.at("total").get<int>()), "",
        fmt::format("requests completed ({} failed)", req.at("failed").get<int>()));
   tile(out, "availability", percent(dbl(s, "availability")), "", "availability");
@@ -258,46 +289,49 @@ void cluster(std::string& out, const ordered_json& report) {
     const double r = n == 1 ? 0 : 1;
     pos[str(nodes[i], "name")] = {kW / 2 + r * 225 * std::cos(a), kH / 2 + r * 165 * std::sin(a)};
   }
-  figure(out, "cluster", "Cluster: nodes with their memory, cables with their link card and utilization", kW, kH,
-         {{"mem-weights", "weights"}, {"mem-free", "free memory"}}, [&] {
-           std::map<std::pair<std::string, std::string>, int> seen;   // parallel cables fan out
-           std::vector<Point> labels;
-           for (const auto& l : report.at("links")) {
-             const std::string a = str(l, "a"), b = str(l, "b");
-             const auto [ax, ay] = pos[a];
-             const auto [bx, by] = pos[b];
-             const double len = std::max(1.0, std::hypot(bx - ax, by - ay));
-             const double off = 10.0 * seen[{a, b}]++;
-             const double ox = -(by - ay) / len * off, oy = (bx - ax) / len * off;
-             put(out, "<g class=\"cable\"><line class=\"cable\" data-a=\"{}\" data-b=\"{}\" data-link=\"{}\" "
-                      "data-utilization=\"{}\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"></line>",
-                 esc(a), esc(b), esc(str(l, "link")), num(dbl(l, "utilization")), ax + ox, ay + oy, bx + ox, by + oy);
-             const auto [lx, ly] = label_spot({ax + ox, ay + oy}, {bx + ox, by + oy}, labels);
-             const std::string label = str(l, "link") + " · " + percent(dbl(l, "utilization"));
-             const double half = 3.2 * label.size() + 4;   // about half the text's width at 11 px
-             rect(out, "label-bg", lx - half, ly - 8, 2 * half, 16);
-             text(out, "cable-label", lx, ly + 4, label, "middle");
-             out += "</g>";
-           }
-           for (const auto& node : nodes) {
-             const std::string name = str(node, "name");
-             const auto [cx, cy] = pos[name];
-             const double x = cx - box_w / 2, y = cy - kBoxH / 2;
-             put(out, "<g class=\"node\" data-node=\"{}\" data-hardware=\"{}\">", esc(name), esc(str(node, "hardware")));
-             rect(out, node.at("error").get<std::string>().empty() ? "node-box" : "node-box failed", x, y, box_w, kBoxH);
-             text(out, "node-name", x + 8, y + 17, name);
-             text(out, "node-hw", x + 8, y + 31, str(node, "hardware") + " · " + percent(dbl(node, "utilization")) + " busy");
-             if (const auto* sh = shard_of(report, name)) {
-               const double used = dbl(*sh, "weight_gb"), total = dbl(*sh, "memory_gb");
-               const double bar = box_w - 16, filled = total > 0 ? bar * std::min(1.0, used / total) : 0;
-               rect(out, "mem-free", x + 8, y + 40, bar, 10);
-               rect(out, "mem-weights", x + 8, y + 40, filled, 10,
-                    fmt::format(" data-weight-gb=\"{}\" data-memory-gb=\"{}\"", num(used), num(total)));
-               text(out, "node-hw", x + 8, y + 65, fmt::format("weights {:.0f} of {:.0f} GB", used, total));
-             }
-             out += "</g>";
-           }
-         });
+  figure(
+      out, "cluster", "Cluster: nodes with their memory, cables with their link card and utilization", kW, kH,
+      {{"mem-weights", "weights"}, {"mem-free", "free memory"}}, [&] {
+        std::map<std::pair<std::string, std::string>, int> seen;  // parallel cables fan out
+        std::vector<Point> labels;
+        for (const auto& l : report.at("links")) {
+          const std::string a = str(l, "a"), b = str(l, "b");
+          const auto [ax, ay] = pos[a];
+          const auto [bx, by] = pos[b];
+          const double len = std::max(1.0, std::hypot(bx - ax, by - ay));
+          const double off = 10.0 * seen[{a, b}]++;
+          const double ox = -(by - ay) / len * off, oy = (bx - ax) / len * off;
+          put(out,
+              "<g class=\"cable\"><line class=\"cable\" data-a=\"{}\" data-b=\"{}\" data-link=\"{}\" "
+              "data-utilization=\"{}\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"></line>",
+              esc(a), esc(b), esc(str(l, "link")), num(dbl(l, "utilization")), ax + ox, ay + oy, bx + ox, by + oy);
+          const auto [lx, ly] = label_spot({ax + ox, ay + oy}, {bx + ox, by + oy}, labels);
+          const std::string label = str(l, "link") + " · " + percent(dbl(l, "utilization"));
+          const double half = 3.2 * label.size() + 4;  // about half the text's width at 11 px
+          rect(out, "label-bg", lx - half, ly - 8, 2 * half, 16);
+          text(out, "cable-label", lx, ly + 4, label, "middle");
+          out += "</g>";
+        }
+        for (const auto& node : nodes) {
+          const std::string name = str(node, "name");
+          const auto [cx, cy] = pos[name];
+          const double x = cx - box_w / 2, y = cy - kBoxH / 2;
+          put(out, "<g class=\"node\" data-node=\"{}\" data-hardware=\"{}\">", esc(name), esc(str(node, "hardware")));
+          rect(out, node.at("error").get<std::string>().empty() ? "node-box" : "node-box failed", x, y, box_w, kBoxH);
+          text(out, "node-name", x + 8, y + 17, name);
+          text(out, "node-hw", x + 8, y + 31,
+               str(node, "hardware") + " · " + percent(dbl(node, "utilization")) + " busy");
+          if (const auto* sh = shard_of(report, name)) {
+            const double used = dbl(*sh, "weight_gb"), total = dbl(*sh, "memory_gb");
+            const double bar = box_w - 16, filled = total > 0 ? bar * std::min(1.0, used / total) : 0;
+            rect(out, "mem-free", x + 8, y + 40, bar, 10);
+            rect(out, "mem-weights", x + 8, y + 40, filled, 10,
+                 fmt::format(" data-weight-gb=\"{}\" data-memory-gb=\"{}\"", num(used), num(total)));
+            text(out, "node-hw", x + 8, y + 65, fmt::format("weights {:.0f} of {:.0f} GB", used, total));
+          }
+          out += "</g>";
+        }
+      });
 }
 
 // Requests packed into rows so spans do not overlap (up to kMaxRows; beyond, rows are shared).
@@ -329,8 +363,9 @@ void request_span(std::string& out, const ordered_json& rq, const Scale& x, doub
   const bool ok = str(rq, "status") == "completed";
   const auto time = [&](const char* k) { return rq.at(k).is_null() ? -1.0 : dbl(rq, k); };
   const double first = time("first_token_s"), finish = time("finish_s");
-  put(out, "<g class=\"request\" data-id=\"{}\" data-status=\"{}\" data-arrival=\"{}\" data-first-token=\"{}\" "
-           "data-finish=\"{}\"><title>{}</title>",
+  put(out,
+      "<g class=\"request\" data-id=\"{}\" data-status=\"{}\" data-arrival=\"{}\" data-first-token=\"{}\" "
+      "data-finish=\"{}\"><title>{}</title>",
       rq.at("id").get<int>(), ok ? "completed" : "failed", num(arrival), first < 0 ? "" : num(first),
       finish < 0 ? "" : num(finish),
       esc(fmt::format("request {}: {} prompt + {} output tokens, {}{}", rq.at("id").get<int>(),
@@ -371,8 +406,11 @@ void timeline(std::string& out, const ordered_json& report) {
   const double bottom = requests_top + std::max(rows, 1) * (kRowH + 2) + 4;
   const double link_scale = nice_ceiling(peak_link_utilization(tl));
 
-  Legend items = {{"compute", "compute"}, {"comm", "communication (incl. waiting for peers)"}, {"idle", "idle"},
-                  {"link-util", "link: busier direction, share of bandwidth"}, {"req-wait", "request: queued + prefill"},
+  Legend items = {{"compute", "compute"},
+                  {"comm", "communication (incl. waiting for peers)"},
+                  {"idle", "idle"},
+                  {"link-util", "link: busier direction, share of bandwidth"},
+                  {"req-wait", "request: queued + prefill"},
                   {"req-decode", "request: decoding"}};
   if (!list(report, "events").empty()) items.push_back({"fault-swatch", "fault / event"});
   if (!list(report, "phases").empty()) items.push_back({"phase", "recovery phase"});
@@ -381,20 +419,23 @@ void timeline(std::string& out, const ordered_json& report) {
       const auto& node = nodes[n];
       const auto& totals = report.at("nodes")[n];
       const double y = kTop + n * (kNodeH + kGap);
-      lane(out, fmt::format("data-kind=\"node\" data-node=\"{}\" data-compute-s=\"{}\" data-comm-s=\"{}\" data-idle-s=\"{}\"",
-                            esc(str(node, "name")), num(dbl(totals, "compute_s")), num(dbl(totals, "comm_s")),
-                            num(dbl(totals, "idle_s"))),
-           y, kNodeH, str(node, "name"), percent(dbl(totals, "utilization")) + " compute", [&] {
-             for (std::size_t i = 0; i < node.at("compute_s").size(); ++i) {
-               const double x0 = x(i * bucket_s), w = x((i + 1) * bucket_s) - x0;
-               double base = y + kNodeH;
-               for (const char* part : {"compute", "comm", "idle"}) {
-                 const double h = bucket_s > 0 ? kNodeH * node.at(std::string(part) + "_s")[i].get<double>() / bucket_s : 0;
-                 rect(out, part, x0, base - h, w, h);
-                 base -= h;
-               }
-             }
-           });
+      lane(
+          out,
+          fmt::format("data-kind=\"node\" data-node=\"{}\" data-compute-s=\"{}\" data-comm-s=\"{}\" data-idle-s=\"{}\"",
+                      esc(str(node, "name")), num(dbl(totals, "compute_s")), num(dbl(totals, "comm_s")),
+                      num(dbl(totals, "idle_s"))),
+          y, kNodeH, str(node, "name"), percent(dbl(totals, "utilization")) + " compute", [&] {
+            for (std::size_t i = 0; i < node.at("compute_s").size(); ++i) {
+              const double x0 = x(i * bucket_s), w = x((i + 1) * bucket_s) - x0;
+              double base = y + kNodeH;
+              for (const char* part : {"compute", "comm", "idle"}) {
+                const double h =
+                    bucket_s > 0 ? kNodeH * node.at(std::string(part) + "_s")[i].get<double>() / bucket_s : 0;
+                rect(out, part, x0, base - h, w, h);
+                base -= h;
+              }
+            }
+          });
     }
     text(out, "group-label", 8, links_top - 7,
          fmt::format("links: busier direction per bucket, lane height = {:g}% of bandwidth", 100 * link_scale));
@@ -404,11 +445,13 @@ void timeline(std::string& out, const ordered_json& report) {
       const double y = links_top + k * (kLinkH + kGap);
       const double capacity = dbl(l, "bandwidth_bytes_per_s") * bucket_s;
       const double whole_run = dbl(report.at("links")[k], "utilization");
-      lane(out, fmt::format("data-kind=\"link\" data-link=\"{}-{}\" data-card=\"{}\" data-utilization=\"{}\"", esc(a), esc(b),
-                            esc(str(l, "link")), num(whole_run)),
+      lane(out,
+           fmt::format("data-kind=\"link\" data-link=\"{}-{}\" data-card=\"{}\" data-utilization=\"{}\"", esc(a),
+                       esc(b), esc(str(l, "link")), num(whole_run)),
            y, kLinkH, a + "–" + b, str(l, "link") + " · " + percent(whole_run), [&] {
              for (std::size_t i = 0; i < l.at("bytes_a_to_b").size(); ++i) {
-               const double bytes = std::max(l.at("bytes_a_to_b")[i].get<double>(), l.at("bytes_b_to_a")[i].get<double>());
+               const double bytes =
+                   std::max(l.at("bytes_a_to_b")[i].get<double>(), l.at("bytes_b_to_a")[i].get<double>());
                const double h = capacity > 0 ? kLinkH * std::min(1.0, bytes / capacity / link_scale) : 0;
                const double x0 = x(i * bucket_s);
                rect(out, "link-util", x0, y + kLinkH - h, x((i + 1) * bucket_s) - x0, h);
@@ -420,7 +463,7 @@ void timeline(std::string& out, const ordered_json& report) {
     for (std::size_t i = 0; i < row_of.size(); ++i)
       if (row_of[i] >= 0) request_span(out, report.at("requests")[i], x, requests_top + row_of[i] * (kRowH + 2), kRowH);
     out += "</g>";
-    phase_bands(out, report, x, bottom);   // translucent, over the lanes they tint
+    phase_bands(out, report, x, bottom);  // translucent, over the lanes they tint
     fault_markers(out, report, x, bottom);
     axis(out, x, Side::kBottom, bottom, "simulated time (s)");
   });
@@ -435,9 +478,8 @@ void throughput(std::string& out, const ordered_json& report) {
   for (const auto& t : tokens) peak = std::max(peak, t.get<double>());
   const Scale x = time_scale(report);
   const Scale y{0, nice_ceiling(bucket_s > 0 ? peak / bucket_s : 0), kBottom, kTop};
-  figure(out, "throughput",
-         fmt::format("Throughput: output tokens per second, in {:.3g} s buckets", bucket_s), kPageW, kBottom + 44,
-         {{"tokens", "output tokens/s"}}, [&] {
+  figure(out, "throughput", fmt::format("Throughput: output tokens per second, in {:.3g} s buckets", bucket_s), kPageW,
+         kBottom + 44, {{"tokens", "output tokens/s"}}, [&] {
            for (std::size_t i = 0; i < tokens.size(); ++i) {
              const double rate = bucket_s > 0 ? tokens[i].get<double>() / bucket_s : 0;
              const double x0 = x(i * bucket_s);
@@ -452,8 +494,8 @@ void throughput(std::string& out, const ordered_json& report) {
 }
 
 // A histogram from report.distributions, in `unit` = `factor` x seconds, with p50 and p99 marked.
-void histogram(std::string& out, const ordered_json& report, const char* key, const char* id,
-               const std::string& title, const char* unit, double factor) {
+void histogram(std::string& out, const ordered_json& report, const char* key, const char* id, const std::string& title,
+               const char* unit, double factor) {
   constexpr double kW = 650, kL = 80, kR = 630, kTop = 24, kBottom = 190;
   const auto& h = report.at("distributions").at(key);
   const auto& counts = h.at("counts");
@@ -475,8 +517,9 @@ void histogram(std::string& out, const ordered_json& report, const char* key, co
       double label_y = kTop + 8;
       for (const char* p : {"p50", "p99"}) {
         const double v = factor * dbl(d, p);
-        put(out, "<line class=\"percentile\" data-p=\"{0}\" data-value=\"{1}\" x1=\"{2:.1f}\" y1=\"{3:.1f}\" "
-                 "x2=\"{2:.1f}\" y2=\"{4:.1f}\"></line>",
+        put(out,
+            "<line class=\"percentile\" data-p=\"{0}\" data-value=\"{1}\" x1=\"{2:.1f}\" y1=\"{3:.1f}\" "
+            "x2=\"{2:.1f}\" y2=\"{4:.1f}\"></line>",
             p, num(v), x(v), kTop, kBottom);
         text(out, "marker-label", x(v) + 3, label_y, fmt::format("{} {:.3g}", p, v));
         label_y += 12;
@@ -497,37 +540,40 @@ void per_token(std::string& out, const ordered_json& report) {
   for (const auto& n : nodes) longest = std::max(longest, dbl(n, "compute_s") + dbl(n, "comm_s") + dbl(n, "idle_s"));
   // A quarter more than the longest bar leaves room for its label.
   const Scale x{0, nice_ceiling(tokens > 0 ? 1.25e3 * longest / tokens : 0), kPlotL, kPlotR};
-  figure(out, "per-token", "Per-token time on each node: compute, communication, waiting (ms per output token)", kPageW,
-         bottom + 44, {{"compute", "compute"}, {"comm", "communication"}, {"idle", "waiting between steps"}}, [&] {
-           if (tokens <= 0) text(out, "empty", (kPlotL + kPlotR) / 2, bottom / 2, "no tokens produced", "middle");
-           for (std::size_t i = 0; i < nodes.size() && tokens > 0; ++i) {
-             const auto& n = nodes[i];
-             const double ms[] = {1e3 * dbl(n, "compute_s") / tokens, 1e3 * dbl(n, "comm_s") / tokens,
-                                  1e3 * dbl(n, "idle_s") / tokens};
-             const double y = kTop + i * (kBarH + kGap);
-             put(out, "<g class=\"breakdown\" data-node=\"{}\" data-compute-ms=\"{}\" data-comm-ms=\"{}\" data-wait-ms=\"{}\">",
-                 esc(str(n, "name")), num(ms[0]), num(ms[1]), num(ms[2]));
-             text(out, "lane-label", 8, y + kBarH / 2 + 4, str(n, "name"));
-             double at = 0;
-             const char* parts[] = {"compute", "comm", "idle"};
-             for (int p = 0; p < 3; ++p) {
-               rect(out, parts[p], x(at), y, x(at + ms[p]) - x(at), kBarH);
-               at += ms[p];
-             }
-             text(out, "bar-label", x(at) + 6, y + kBarH / 2 + 4,
-                  fmt::format("{:.2f} + {:.2f} + {:.2f} = {:.2f} ms", ms[0], ms[1], ms[2], at));
-             out += "</g>";
-           }
-           axis(out, x, Side::kBottom, bottom, "ms per output token");
-         });
+  figure(
+      out, "per-token", "Per-token time on each node: compute, communication, waiting (ms per output token)", kPageW,
+      bottom + 44, {{"compute", "compute"}, {"comm", "communication"}, {"idle", "waiting between steps"}}, [&] {
+        if (tokens <= 0) text(out, "empty", (kPlotL + kPlotR) / 2, bottom / 2, "no tokens produced", "middle");
+        for (std::size_t i = 0; i < nodes.size() && tokens > 0; ++i) {
+          const auto& n = nodes[i];
+          const double ms[] = {1e3 * dbl(n, "compute_s") / tokens, 1e3 * dbl(n, "comm_s") / tokens,
+                               1e3 * dbl(n, "idle_s") / tokens};
+          const double y = kTop + i * (kBarH + kGap);
+          put(out,
+              "<g class=\"breakdown\" data-node=\"{}\" data-compute-ms=\"{}\" data-comm-ms=\"{}\" data-wait-ms=\"{}\">",
+              esc(str(n, "name")), num(ms[0]), num(ms[1]), num(ms[2]));
+          text(out, "lane-label", 8, y + kBarH / 2 + 4, str(n, "name"));
+          double at = 0;
+          const char* parts[] = {"compute", "comm", "idle"};
+          for (int p = 0; p < 3; ++p) {
+            rect(out, parts[p], x(at), y, x(at + ms[p]) - x(at), kBarH);
+            at += ms[p];
+          }
+          text(out, "bar-label", x(at) + 6, y + kBarH / 2 + 4,
+               fmt::format("{:.2f} + {:.2f} + {:.2f} = {:.2f} ms", ms[0], ms[1], ms[2], at));
+          out += "</g>";
+        }
+        axis(out, x, Side::kBottom, bottom, "ms per output token");
+      });
 }
 
 void events_table(std::string& out, const ordered_json& report) {
   const auto& events = list(report, "events");
   const auto& phases = list(report, "phases");
   if (events.empty() && phases.empty()) return;
-  out += "<section><h2>Faults and recovery</h2><table id=\"events\"><tr><th>time (s)</th><th>what</th>"
-         "<th>target</th><th>detail / until</th></tr>";
+  out +=
+      "<section><h2>Faults and recovery</h2><table id=\"events\"><tr><th>time (s)</th><th>what</th>"
+      "<th>target</th><th>detail / until</th></tr>";
   for (const auto& e : events)
     put(out, "<tr class=\"event\"><td>{:.3f}</td><td>{}</td><td>{}</td><td>{}</td></tr>", dbl(e, "t_s"),
         esc(str(e, "kind")), esc(optional_str(e, "target")), esc(optional_str(e, "detail")));
@@ -550,8 +596,9 @@ void expectations(std::string& out, const ordered_json& report) {
   out += "<table id=\"expectations\"><tr><th>metric</th><th>bound</th><th>value</th><th>result</th></tr>";
   for (const auto& e : ex) {
     const bool pass = e.at("pass").get<bool>();
-    put(out, "<tr class=\"expectation\" data-metric=\"{0}\" data-pass=\"{1}\"><td>{0}</td><td>{2} {3:g}</td>"
-             "<td>{4:g}</td><td><span class=\"badge {5}\">{6}</span></td></tr>",
+    put(out,
+        "<tr class=\"expectation\" data-metric=\"{0}\" data-pass=\"{1}\"><td>{0}</td><td>{2} {3:g}</td>"
+        "<td>{4:g}</td><td><span class=\"badge {5}\">{6}</span></td></tr>",
         esc(str(e, "metric")), pass ? "true" : "false", op_symbol(str(e, "op")), dbl(e, "bound"), dbl(e, "value"),
         pass ? "pass" : "fail", pass ? "PASS" : "FAIL");
   }
@@ -614,7 +661,8 @@ Legend link_legend(const std::vector<std::string>& links) {
 }
 
 // Decode tokens/s against node count, one colour per link, the best of each count joined.
-void speed_by_nodes(std::string& out, const ordered_json& plan, const std::vector<std::string>& links, const Points& points) {
+void speed_by_nodes(std::string& out, const ordered_json& plan, const std::vector<std::string>& links,
+                    const Points& points) {
   const double top = 20, bottom = 330;
   double max_speed = 0;
   for (const auto* c : points) max_speed = std::max(max_speed, speed(*c));
@@ -622,27 +670,30 @@ void speed_by_nodes(std::string& out, const ordered_json& plan, const std::vecto
   const Scale y{0, nice_ceiling(max_speed), bottom, top};
   figure(out, "speed-by-nodes", "Decode tokens/s against node count, per link type (best plan of each count joined)",
          kPageW, bottom + 50, link_legend(links), [&] {
-    axis(out, x, Side::kBottom, bottom, "nodes");
-    axis(out, y, Side::kLeft, kPlotL, "decode tokens/s (under the workload)");
-    for (std::size_t k = 0; k < links.size(); ++k) {
-      std::map<int, double> best;
-      for (const auto* c : points) {
-        if (str(*c, "link") != links[k]) continue;
-        const int n = c->at("node_count").get<int>();
-        best[n] = std::max(best[n], speed(*c));
-        put(out, "<circle class=\"point series-{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" data-link=\"{}\" data-nodes=\"{}\" "
-                 "data-tokens-per-s=\"{}\"></circle>",
-            k % 4, x(n), y(speed(*c)), esc(links[k]), n, num(speed(*c)));
-      }
-      std::string pts;
-      for (const auto& [n, v] : best) pts += fmt::format("{:.1f},{:.1f} ", x(n), y(v));
-      put(out, "<polyline class=\"best series-{}\" points=\"{}\"></polyline>", k % 4, pts);
-    }
-  });
+           axis(out, x, Side::kBottom, bottom, "nodes");
+           axis(out, y, Side::kLeft, kPlotL, "decode tokens/s (under the workload)");
+           for (std::size_t k = 0; k < links.size(); ++k) {
+             std::map<int, double> best;
+             for (const auto* c : points) {
+               if (str(*c, "link") != links[k]) continue;
+               const int n = c->at("node_count").get<int>();
+               best[n] = std::max(best[n], speed(*c));
+               put(out,
+                   "<circle class=\"point series-{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" data-link=\"{}\" "
+                   "data-nodes=\"{}\" "
+                   "data-tokens-per-s=\"{}\"></circle>",
+                   k % 4, x(n), y(speed(*c)), esc(links[k]), n, num(speed(*c)));
+             }
+             std::string pts;
+             for (const auto& [n, v] : best) pts += fmt::format("{:.1f},{:.1f} ", x(n), y(v));
+             put(out, "<polyline class=\"best series-{}\" points=\"{}\"></polyline>", k % 4, pts);
+           }
+         });
 }
 
 // Price against decode tokens/s; the SLO's inter-token bound as the least speed a request needs.
-void price_vs_speed(std::string& out, const ordered_json& plan, const std::vector<std::string>& links, const Points& points) {
+void price_vs_speed(std::string& out, const ordered_json& plan, const std::vector<std::string>& links,
+                    const Points& points) {
   const double top = 20, bottom = 330;
   double max_speed = 0, max_price = 0;
   for (const auto* c : points) {
@@ -658,21 +709,25 @@ void price_vs_speed(std::string& out, const ordered_json& plan, const std::vecto
   };
   figure(out, "price-vs-speed", "Price against decode tokens/s (ringed: cheapest meeting the SLO, fastest)", kPageW,
          bottom + 50, link_legend(links), [&] {
-    axis(out, x, Side::kBottom, bottom, "decode tokens/s (under the workload)");
-    axis(out, y, Side::kLeft, kPlotL, "price (USD)");
-    if (slo_itl > 0) {
-      put(out, "<line class=\"slo\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" data-tokens-per-s=\"{3}\"></line>",
-          x(1 / slo_itl), top, bottom, num(1 / slo_itl));
-      text(out, "muted", x(1 / slo_itl) + 4, top + 12, fmt::format("SLO: ITL {:g} ms", 1e3 * slo_itl));
-    }
-    for (const auto* c : points) {
-      const auto k = std::find(links.begin(), links.end(), str(*c, "link")) - links.begin();
-      put(out, "<circle class=\"point series-{}{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" data-index=\"{}\" data-price=\"{}\" "
-               "data-tokens-per-s=\"{}\"></circle>",
-          k % 4, chosen(*c) ? " chosen" : "", x(speed(*c)), y(dbl(*c, "price_usd")), c->at("index").get<int>(),
-          num(dbl(*c, "price_usd")), num(speed(*c)));
-    }
-  });
+           axis(out, x, Side::kBottom, bottom, "decode tokens/s (under the workload)");
+           axis(out, y, Side::kLeft, kPlotL, "price (USD)");
+           if (slo_itl > 0) {
+             put(out,
+                 "<line class=\"slo\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" "
+                 "data-tokens-per-s=\"{3}\"></line>",
+                 x(1 / slo_itl), top, bottom, num(1 / slo_itl));
+             text(out, "muted", x(1 / slo_itl) + 4, top + 12, fmt::format("SLO: ITL {:g} ms", 1e3 * slo_itl));
+           }
+           for (const auto* c : points) {
+             const auto k = std::find(links.begin(), links.end(), str(*c, "link")) - links.begin();
+             put(out,
+                 "<circle class=\"point series-{}{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" data-index=\"{}\" "
+                 "data-price=\"{}\" "
+                 "data-tokens-per-s=\"{}\"></circle>",
+                 k % 4, chosen(*c) ? " chosen" : "", x(speed(*c)), y(dbl(*c, "price_usd")), c->at("index").get<int>(),
+                 num(dbl(*c, "price_usd")), num(speed(*c)));
+           }
+         });
 }
 
 }  // namespace
@@ -684,11 +739,13 @@ std::string render_plan_html(const ordered_json& plan) {
   for (const auto& c : plan.at("candidates"))
     if (str(c, "status") == "simulated") points.push_back(&c);
   std::string out;
-  put(out, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
-           "content=\"width=device-width, initial-scale=1\"><title>meshinfer plan: {}</title><style>{}</style></head><body>",
+  put(out,
+      "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
+      "content=\"width=device-width, initial-scale=1\"><title>meshinfer plan: {}</title><style>{}</style></head><body>",
       esc(str(q, "model")), kStyle);
-  put(out, "<header><h1>Capacity plan: {} {}</h1><p class=\"muted\">{} candidates, {} simulated; profile {}; SLO TTFT p99 "
-           "&le; {} s, ITL p99 &le; {} s (0: none)</p></header>",
+  put(out,
+      "<header><h1>Capacity plan: {} {}</h1><p class=\"muted\">{} candidates, {} simulated; profile {}; SLO TTFT p99 "
+      "&le; {} s, ITL p99 &le; {} s (0: none)</p></header>",
       esc(str(q, "model")), esc(str(q, "quant")), plan.at("candidates").size(), points.size(), esc(str(q, "profile")),
       num(dbl(q, "slo_ttft_s")), num(dbl(q, "slo_itl_s")));
   speed_by_nodes(out, plan, links, points);
@@ -698,14 +755,13 @@ std::string render_plan_html(const ordered_json& plan) {
   return out;
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::string render_html(const ordered_json& report) {
   std::string out;
-  put(out, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
-           "content=\"width=device-width, initial-scale=1\"><title>meshinfer: {}</title><style>{}</style></head><body>",
+  put(out,
+      "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
+      "content=\"width=device-width, initial-scale=1\"><title>meshinfer: {}</title><style>{}</style></head><body>",
       esc(str(report.at("scenario"), "name")), kStyle);
   header(out, report);
   out += "<div class=\"top\">";
@@ -716,7 +772,8 @@ std::string render_html(const ordered_json& report) {
   throughput(out, report);
   out += "<div class=\"pair\">";
   histogram(out, report, "ttft_s", "ttft", "Time to first token (completed requests)", "TTFT (s)", 1);
-  histogram(out, report, "itl_s", "itl", "Inter-token latency (every gap between two tokens)", "inter-token latency (ms)", 1e3);
+  histogram(out, report, "itl_s", "itl", "Inter-token latency (every gap between two tokens)",
+            "inter-token latency (ms)", 1e3);
   out += "</div>";
   per_token(out, report);
   events_table(out, report);

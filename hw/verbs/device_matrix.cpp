@@ -26,7 +26,8 @@ DeviceMatrix DeviceMatrix::parse(const nlohmann::json& rows, const std::string& 
       const std::string where = fmt::format("{}/{}", path_of(from), to);
       if (from == to) {
         if (!cell.is_null())
-          throw engine::InputError(file, where, fmt::format("rank {} to itself must be null, got {}", from, cell.dump()));
+          throw engine::InputError(file, where,
+                                   fmt::format("rank {} to itself must be null, got {}", from, cell.dump()));
         continue;
       }
       if (!cell.is_string() || cell.get<std::string>().empty())

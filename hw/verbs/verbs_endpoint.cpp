@@ -45,7 +45,8 @@ VerbsEndpoint parse_endpoint(std::span<const std::byte> wire) {
   e.psn = static_cast<std::uint32_t>(get(wire, 6, 4));
   if (e.qpn > kMax24 || e.psn > kMax24)
     throw std::runtime_error(fmt::format("endpoint qpn {} / psn {} exceed 24 bits", e.qpn, e.psn));
-  std::transform(wire.begin() + 10, wire.end(), e.gid.begin(), [](std::byte b) { return static_cast<std::uint8_t>(b); });
+  std::transform(wire.begin() + 10, wire.end(), e.gid.begin(),
+                 [](std::byte b) { return static_cast<std::uint8_t>(b); });
   return e;
 }
 

@@ -13,9 +13,9 @@
 namespace hw {
 
 struct VerbsEndpoint {
-  std::uint16_t lid = 0;       // 0 on RoCE and Thunderbolt; routing is by GID
-  std::uint32_t qpn = 0;       // 24 bits
-  std::uint32_t psn = 0;       // 24 bits
+  std::uint16_t lid = 0;  // 0 on RoCE and Thunderbolt; routing is by GID
+  std::uint32_t qpn = 0;  // 24 bits
+  std::uint32_t psn = 0;  // 24 bits
   std::array<std::uint8_t, 16> gid{};
 
   bool operator==(const VerbsEndpoint&) const = default;

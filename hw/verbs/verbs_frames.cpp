@@ -60,7 +60,8 @@ void pack_credit_frame(std::span<std::byte> frame, std::uint64_t sequence, std::
 }
 
 FrameHeader read_frame_header(std::span<const std::byte> frame) {
-  if (frame.size() < kFrameHeaderBytes) throw FrameError(fmt::format("frame of {} bytes is shorter than its header", frame.size()));
+  if (frame.size() < kFrameHeaderBytes)
+    throw FrameError(fmt::format("frame of {} bytes is shorter than its header", frame.size()));
   const std::byte* p = frame.data();
   std::uint32_t magic, flags;
   FrameHeader h;
@@ -81,10 +82,10 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
 }
 
 std::optional<std::pair<int, engine::Payload>> FrameAssembler::accept(const FrameHeader& h,
-                                                                        std::span<const std::byte> frame) {
+                                                                      std::span<const std::byte> frame) {
   if (h.sequence != next_sequence_)
-    throw FrameError(fmt::format("frame {} arrived where frame {} was expected (a frame was lost)", h.sequence,
-                                 next_sequence_));
+    throw FrameError(
+        fmt::format("frame {} arrived where frame {} was expected (a frame was lost)", h.sequence, next_sequence_));
   ++next_sequence_;
   if (h.credit_only) return std::nullopt;
   if (!in_message_) {

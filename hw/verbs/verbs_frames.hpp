@@ -27,13 +27,13 @@ class FrameError : public std::runtime_error {
 };
 
 struct FrameHeader {
-  bool has_bytes = false;       // the message carries real bytes (else size only)
-  bool credit_only = false;     // no message content: only returns credits
+  bool has_bytes = false;    // the message carries real bytes (else size only)
+  bool credit_only = false;  // no message content: only returns credits
   std::int32_t tag = 0;
   std::uint32_t chunk_bytes = 0;  // message bytes in this frame
   std::uint32_t credits = 0;      // receive slots the sender has reposted for us
   std::uint64_t message_bytes = 0;
-  std::uint64_t sequence = 0;     // per direction, counts every frame
+  std::uint64_t sequence = 0;  // per direction, counts every frame
 };
 
 // Throws std::invalid_argument unless stride is a multiple of 4 KiB in [4 KiB, 512 KiB].

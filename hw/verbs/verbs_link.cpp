@@ -18,11 +18,16 @@ constexpr int kPageBytes = 4096;
 
 const char* port_state_name(ibv_port_state s) {
   switch (s) {
-    case IBV_PORT_DOWN: return "DOWN";
-    case IBV_PORT_INIT: return "INIT";
-    case IBV_PORT_ARMED: return "ARMED";
-    case IBV_PORT_ACTIVE: return "ACTIVE";
-    default: return "NOP";
+    case IBV_PORT_DOWN:
+      return "DOWN";
+    case IBV_PORT_INIT:
+      return "INIT";
+    case IBV_PORT_ARMED:
+      return "ARMED";
+    case IBV_PORT_ACTIVE:
+      return "ACTIVE";
+    default:
+      return "NOP";
   }
 }
 
@@ -34,7 +39,8 @@ VerbsLink::VerbsLink(VerbsApi& api, const std::string& device, const std::string
   context_ = api_.open_device(device);
   if (!context_) {
     const std::vector<std::string> names = api_.device_names();
-    fail(fmt::format("no such RDMA device (devices here: {})", names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+    fail(fmt::format("no such RDMA device (devices here: {})",
+                     names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
   }
   try {
     find_active_port();
@@ -71,7 +77,8 @@ void VerbsLink::find_active_port() {
   std::string states;
   for (int p = 1; p <= device_attr.phys_port_cnt; ++p) {
     ibv_port_attr attr{};
-    if (api_.query_port(context_, static_cast<std::uint8_t>(p), &attr) != 0) fail(fmt::format("ibv_query_port {} failed", p));
+    if (api_.query_port(context_, static_cast<std::uint8_t>(p), &attr) != 0)
+      fail(fmt::format("ibv_query_port {} failed", p));
     if (attr.state == IBV_PORT_ACTIVE) {
       port_ = static_cast<std::uint8_t>(p);
       mtu_ = attr.active_mtu;
@@ -105,7 +112,8 @@ void VerbsLink::create_queue_pair() {
   if (!frames_) fail("cannot allocate the frame rings");
   std::memset(frames_, 0, bytes);
   if (!(pd_ = api_.alloc_pd(context_))) fail("ibv_alloc_pd failed");
-  if (!(mr_ = api_.reg_mr(pd_, frames_, bytes, kMrAccess))) fail(fmt::format("ibv_reg_mr of {} bytes failed: {}", bytes, std::strerror(errno)));
+  if (!(mr_ = api_.reg_mr(pd_, frames_, bytes, kMrAccess)))
+    fail(fmt::format("ibv_reg_mr of {} bytes failed: {}", bytes, std::strerror(errno)));
   if (!(cq_ = api_.create_cq(context_, static_cast<int>(2 * options_.queue_depth)))) fail("ibv_create_cq failed");
   ibv_qp_init_attr init{};
   init.send_cq = cq_;
@@ -166,9 +174,9 @@ void VerbsLink::to_rts() {
   attr.sq_psn = local_.psn;
   int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
   if (options_.qp_type == QpType::kRC) {
-    attr.timeout = 14;     // 4.096 us * 2^14 = 67 ms per try
+    attr.timeout = 14;  // 4.096 us * 2^14 = 67 ms per try
     attr.retry_cnt = 7;
-    attr.rnr_retry = 6;    // finite (7 retries forever): a dead peer must surface
+    attr.rnr_retry = 6;  // finite (7 retries forever): a dead peer must surface
     attr.max_rd_atomic = 1;
     mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
   }

@@ -75,7 +75,7 @@ class VerbsLink {
   ibv_cq* cq_ = nullptr;
   ibv_qp* qp_ = nullptr;
   ibv_mr* mr_ = nullptr;
-  std::byte* frames_ = nullptr;   // queue_depth send frames, then queue_depth receive frames
+  std::byte* frames_ = nullptr;  // queue_depth send frames, then queue_depth receive frames
   std::uint64_t posted_sends_ = 0, completed_sends_ = 0;
 };
 

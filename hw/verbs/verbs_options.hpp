@@ -13,12 +13,12 @@ namespace hw {
 enum class QpType { kUC, kRC };
 
 struct VerbsOptions {
-  DeviceMatrix::Row devices;            // this rank's row: device per peer, nullopt for itself
-  std::size_t frame_bytes = 4096;       // stride; macOS 26.2 takes only 4 KiB, 26.3+ up to 512 KiB
-  std::uint32_t queue_depth = 64;       // frames each side keeps posted per peer
+  DeviceMatrix::Row devices;       // this rank's row: device per peer, nullopt for itself
+  std::size_t frame_bytes = 4096;  // stride; macOS 26.2 takes only 4 KiB, 26.3+ up to 512 KiB
+  std::uint32_t queue_depth = 64;  // frames each side keeps posted per peer
   QpType qp_type = QpType::kUC;
-  double setup_timeout_s = 30;          // endpoint exchange and the barrier after it
-  double peer_timeout_s = 30;           // a peer that frees no credit or send slot this long has failed
+  double setup_timeout_s = 30;  // endpoint exchange and the barrier after it
+  double peer_timeout_s = 30;   // a peer that frees no credit or send slot this long has failed
 };
 
 }  // namespace hw

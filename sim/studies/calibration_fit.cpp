@@ -1,10 +1,10 @@
 #include "sim/studies/calibration_fit.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
-#include <nlopt.hpp>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
+#include <nlopt.hpp>
 #include <stdexcept>
 
 #include "engine/report/report.hpp"
@@ -36,15 +36,19 @@ json breakdown(const engine::Scenario& s, const engine::RunResult& r) {
       compute += steps[k].compute_s;
       comm += steps[k].comm_s - steps[k].wait_s + outside_comm / steps.size();
     }
-    nodes.push_back({{"node", s.nodes[n].name}, {"hardware", s.nodes[n].hardware}, {"token_s", token / count},
-                     {"compute_s", compute / count}, {"comm_s", comm / count}, {"wait_s", std::max(0.0, token - compute - comm) / count}});  // not below 0 by rounding
+    nodes.push_back({{"node", s.nodes[n].name},
+                     {"hardware", s.nodes[n].hardware},
+                     {"token_s", token / count},
+                     {"compute_s", compute / count},
+                     {"comm_s", comm / count},
+                     {"wait_s", std::max(0.0, token - compute - comm) / count}});  // not below 0 by rounding
   }
   return nodes;
 }
 
 // The child's side of run_row: plan, simulate, summarise as JSON.
-std::string simulate_in_child(const engine::CalibrationRow& row, const engine::Scenario& s, const engine::Catalog& catalog,
-                              const engine::StackCard& profile) {
+std::string simulate_in_child(const engine::CalibrationRow& row, const engine::Scenario& s,
+                              const engine::Catalog& catalog, const engine::StackCard& profile) {
   engine::Plan plan;
   try {
     plan = choose_plan(s, catalog, profile).plan;
@@ -56,15 +60,16 @@ std::string simulate_in_child(const engine::CalibrationRow& row, const engine::S
     if (!rec.error.empty()) throw std::runtime_error(rec.error);
   const auto report = engine::build_report(s, catalog, plan, profile.name, result, s.seed);
   const char* metric = row.prefill ? "prefill_tokens_per_s" : "decode_tokens_per_s";
-  return json{{"tokens_per_s", report["summary"][metric]}, {"strategy", plan.strategy},
+  return json{{"tokens_per_s", report["summary"][metric]},
+              {"strategy", plan.strategy},
               {"nodes", row.prefill ? json::array() : breakdown(s, result)}}
       .dump();
 }
 
 }  // namespace
 
-RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>& cluster, const engine::Catalog& catalog,
-               const engine::StackCard& profile, const std::string& link) {
+RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>& cluster,
+               const engine::Catalog& catalog, const engine::StackCard& profile, const std::string& link) {
   const engine::Scenario s = engine::row_scenario(row, cluster, link);
   const IsolatedResult child = run_isolated([&] { return simulate_in_child(row, s, catalog, profile); });
   if (!child.ok) throw std::runtime_error(fmt::format("{}: simulation failed: {}", row.label(), child.output));
@@ -81,8 +86,9 @@ RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>
   return run;
 }
 
-std::vector<double> simulate_rows(const std::vector<engine::CalibrationRow>& rows, const std::vector<std::string>& cluster,
-                                  const engine::Catalog& catalog, const engine::StackCard& profile) {
+std::vector<double> simulate_rows(const std::vector<engine::CalibrationRow>& rows,
+                                  const std::vector<std::string>& cluster, const engine::Catalog& catalog,
+                                  const engine::StackCard& profile) {
   std::vector<double> out;
   for (const auto& row : rows) {
     const RowRun run = run_row(row, cluster, catalog, profile);
@@ -124,7 +130,8 @@ FitResult fit_profile(const std::vector<engine::CalibrationRow>& rows, const std
                       const std::vector<engine::FitParameter>& parameters, int max_evaluations) {
   Objective objective{rows, cluster, catalog, parameters, start};
   std::vector<double> x;
-  for (const auto& p : parameters) x.push_back(std::clamp((start.get(p.key) - p.lower) / (p.upper - p.lower), 0.0, 1.0));
+  for (const auto& p : parameters)
+    x.push_back(std::clamp((start.get(p.key) - p.lower) / (p.upper - p.lower), 0.0, 1.0));
   if (!x.empty()) {
     nlopt::opt opt(nlopt::LN_BOBYQA, static_cast<unsigned>(x.size()));
     opt.set_lower_bounds(0.0);
@@ -133,9 +140,9 @@ FitResult fit_profile(const std::vector<engine::CalibrationRow>& rows, const std
     opt.set_xtol_abs(1e-4);
     opt.set_ftol_abs(1e-7);
     opt.set_maxeval(max_evaluations);
-    opt.set_min_objective(
-        [](const std::vector<double>& v, std::vector<double>&, void* data) { return (*static_cast<Objective*>(data))(v); },
-        &objective);
+    opt.set_min_objective([](const std::vector<double>& v, std::vector<double>&,
+                             void* data) { return (*static_cast<Objective*>(data))(v); },
+                          &objective);
     double best = 0;
     try {
       opt.optimize(x, best);

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/measurements.hpp"
 #include "engine/catalog.hpp"
+#include "engine/measurements.hpp"
 #include "engine/stack_card.hpp"
 
 namespace sim {
@@ -14,17 +14,17 @@ namespace sim {
 // One decode token on one node, averaged over a row's decode steps.
 struct TokenBreakdown {
   std::string node, hardware;
-  double token_s = 0;     // from the start of one step to the start of the next
-  double compute_s = 0;   // the node's own ops
-  double comm_s = 0;      // in send/recv while a message was under way
-  double wait_s = 0;      // blocked on a peer that had not sent yet, or between steps
+  double token_s = 0;    // from the start of one step to the start of the next
+  double compute_s = 0;  // the node's own ops
+  double comm_s = 0;     // in send/recv while a message was under way
+  double wait_s = 0;     // blocked on a peer that had not sent yet, or between steps
 };
 
 struct RowRun {
-  double tokens_per_s = 0;   // decode or prefill, as the row measures
-  std::string refusal;       // the planner's reason when the model cannot be placed
-  std::string strategy;      // the plan that ran
-  std::vector<TokenBreakdown> nodes;   // decode rows
+  double tokens_per_s = 0;            // decode or prefill, as the row measures
+  std::string refusal;                // the planner's reason when the model cannot be placed
+  std::string strategy;               // the plan that ran
+  std::vector<TokenBreakdown> nodes;  // decode rows
 };
 
 // Simulates `row` on the first row.nodes of `cluster` in a child process.
@@ -34,12 +34,13 @@ RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>
                const engine::Catalog& catalog, const engine::StackCard& profile, const std::string& link = "");
 
 // tokens/s of every row; throws when one cannot be placed or fails.
-std::vector<double> simulate_rows(const std::vector<engine::CalibrationRow>& rows, const std::vector<std::string>& cluster,
-                                  const engine::Catalog& catalog, const engine::StackCard& profile);
+std::vector<double> simulate_rows(const std::vector<engine::CalibrationRow>& rows,
+                                  const std::vector<std::string>& cluster, const engine::Catalog& catalog,
+                                  const engine::StackCard& profile);
 
 struct FitResult {
   engine::StackCard profile;
-  std::vector<double> simulated;   // per row, with the fitted profile
+  std::vector<double> simulated;  // per row, with the fitted profile
   double squared_error = 0;
   int evaluations = 0;
 };

@@ -40,7 +40,8 @@ CalibrationRow prediction(const std::string& model, const std::string& quant, co
 
 // A planner refusal lists one reason per line: a table cell needs one line.
 std::string one_line(std::string text) {
-  for (std::size_t at; (at = text.find("\n  ")) != std::string::npos;) text.replace(at, 3, text[at - 1] == ':' ? " " : "; ");
+  for (std::size_t at; (at = text.find("\n  ")) != std::string::npos;)
+    text.replace(at, 3, text[at - 1] == ':' ? " " : "; ");
   return text;
 }
 
@@ -48,7 +49,8 @@ std::string pct(double x) { return fmt::format("{:+.1f}%", 100 * x); }
 
 std::string breakdown_section(const std::vector<std::string>& tables) {
   std::string out =
-      "\n### One decode token, per node (multi-node rows)\n\nCompute: the node's own ops. Communication: inside send/recv "
+      "\n### One decode token, per node (multi-node rows)\n\nCompute: the node's own ops. Communication: inside "
+      "send/recv "
       "while a message was under way (per-message software cost, latency, transfer), including rank 0 sending each "
       "step's plan. Waiting: blocked on a peer that had not sent yet, or idle between steps.\n";
   for (const auto& t : tables) out += t;
@@ -57,7 +59,9 @@ std::string breakdown_section(const std::vector<std::string>& tables) {
 
 std::string breakdown_table(const std::string& title, const RowRun& run) {
   std::string out = fmt::format("\n**{}** ({} plan, {:.2f} tok/s)\n\n", title, run.strategy, run.tokens_per_s);
-  out += "| node | hardware | token (ms) | compute (ms) | communication (ms) | waiting (ms) |\n|---|---|---:|---:|---:|---:|\n";
+  out +=
+      "| node | hardware | token (ms) | compute (ms) | communication (ms) | waiting (ms) "
+      "|\n|---|---|---:|---:|---:|---:|\n";
   for (const auto& n : run.nodes)
     out += fmt::format("| {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n", n.node, n.hardware, kMs * n.token_s,
                        kMs * n.compute_s, kMs * n.comm_s, kMs * n.wait_s);
@@ -73,7 +77,8 @@ std::string fitted_section(const Context& c) {
     for (const auto& r : c.m.rows)
       if (r.stack == stack) rows.push_back(&r);
     if (rows.empty()) continue;
-    out += fmt::format("\n### {}\n\n| row | published (tok/s) | simulated (tok/s) | error |\n|---|---:|---:|---:|\n", stack);
+    out += fmt::format("\n### {}\n\n| row | published (tok/s) | simulated (tok/s) | error |\n|---|---:|---:|---:|\n",
+                       stack);
     double sum = 0;
     for (const CalibrationRow* r : rows) {
       const RowRun run = c.run(*r);
@@ -83,7 +88,8 @@ std::string fitted_section(const Context& c) {
       out += fmt::format("| {} | {:.2f} | {:.2f} | {} |\n", r->label(), r->published, run.tokens_per_s, pct(e));
       if (r->nodes > 1 && !r->prefill) breakdowns.push_back(breakdown_table(r->label(), run));
     }
-    out += fmt::format("\n**Mean absolute error, {}: {:.1f}%** over {} rows.\n", stack, 100 * sum / rows.size(), rows.size());
+    out += fmt::format("\n**Mean absolute error, {}: {:.1f}%** over {} rows.\n", stack, 100 * sum / rows.size(),
+                       rows.size());
   }
   return out + breakdown_section(breakdowns);
 }
@@ -97,7 +103,8 @@ std::string reading_notes(const Context& c, const std::map<std::string, std::vec
     for (const auto& b : list) {
       const double v = c.profiles.at(stack).get(b.key), span = b.upper - b.lower;
       if (v - b.lower < 1e-3 * span || b.upper - v < 1e-3 * span)
-        out += fmt::format("- {} {} sits at its bound ({:.4g}): the rows push it there and say nothing finer.\n", stack, b.key, v);
+        out += fmt::format("- {} {} sits at its bound ({:.4g}): the rows push it there and say nothing finer.\n", stack,
+                           b.key, v);
     }
   out += fmt::format(
       "- exo streams weights at {:.0f}% of 819 GB/s, near the 95% plausibility cap: the published 1-to-2-node gain "
@@ -116,22 +123,25 @@ std::string reading_notes(const Context& c, const std::map<std::string, std::vec
       "number of remote stages is what the model can express; in the published figures the first remote stage costs "
       "more than each later one, hence the 2-node row's larger error.\n",
       1e3 * cpp.per_message_overhead_s);
-  out += "- Not separable with these rows, so held fixed: per-op against per-layer overhead (both once per layer; "
-         "per-op is 0), and for exo the per-expert overhead and expert FLOP rate (exo's rows hold one MoE model and "
-         "no MoE prefill: its per-layer figure includes its expert dispatches, and expert matmuls get its dense "
-         "efficiency).\n";
+  out +=
+      "- Not separable with these rows, so held fixed: per-op against per-layer overhead (both once per layer; "
+      "per-op is 0), and for exo the per-expert overhead and expert FLOP rate (exo's rows hold one MoE model and "
+      "no MoE prefill: its per-layer figure includes its expert dispatches, and expert matmuls get its dense "
+      "efficiency).\n";
   return out;
 }
 
 std::string parameters_section(const Context& c) {
-  std::string out = "\n## Fitted parameters\n\nFrom `scenarios/catalog/profiles/NAME.json` (units and meanings are in the files). "
-                    "A parameter without bounds was not fitted.\n\n| parameter |";
+  std::string out =
+      "\n## Fitted parameters\n\nFrom `scenarios/catalog/profiles/NAME.json` (units and meanings are in the files). "
+      "A parameter without bounds was not fitted.\n\n| parameter |";
   for (const char* stack : kStacks) out += fmt::format(" {} |", stack);
   out += "\n|---|";
   for (std::size_t i = 0; i < std::size(kStacks); ++i) out += "---:|";
   out += "\n";
   std::map<std::string, std::vector<engine::FitParameter>> bounds;
-  for (const char* stack : kStacks) bounds[stack] = engine::fit_parameters(c.catalog.dir() + "/profiles/" + stack + ".json");
+  for (const char* stack : kStacks)
+    bounds[stack] = engine::fit_parameters(c.catalog.dir() + "/profiles/" + stack + ".json");
   for (const std::string& key : engine::StackCard::numeric_keys()) {
     out += "| " + key + " |";
     for (const char* stack : kStacks) {
@@ -145,15 +155,18 @@ std::string parameters_section(const Context& c) {
   return out + reading_notes(c, bounds);
 }
 
-std::string prediction_rows(const Context& c, const std::vector<CalibrationRow>& rows, std::vector<std::string>& breakdowns) {
+std::string prediction_rows(const Context& c, const std::vector<CalibrationRow>& rows,
+                            std::vector<std::string>& breakdowns) {
   std::string out = "| model | quant | stack | nodes | plan | decode (tok/s) |\n|---|---|---|---:|---|---:|\n";
   for (const auto& r : rows) {
     const RowRun run = c.run(r);
     if (!run.refusal.empty()) {
-      out += fmt::format("| {} | {} | {} | {} | — | does not fit: {} |\n", r.model, r.quant, r.stack, r.nodes, one_line(run.refusal));
+      out += fmt::format("| {} | {} | {} | {} | — | does not fit: {} |\n", r.model, r.quant, r.stack, r.nodes,
+                         one_line(run.refusal));
       continue;
     }
-    out += fmt::format("| {} | {} | {} | {} | {} | {:.2f} |\n", r.model, r.quant, r.stack, r.nodes, run.strategy, run.tokens_per_s);
+    out += fmt::format("| {} | {} | {} | {} | {} | {:.2f} |\n", r.model, r.quant, r.stack, r.nodes, run.strategy,
+                       run.tokens_per_s);
     if (r.nodes > 1) breakdowns.push_back(breakdown_table(r.label(), run));
   }
   return out;
@@ -174,7 +187,8 @@ std::vector<CalibrationRow> predicted_rows() {
 std::string predictions_section(const Context& c) {
   std::vector<std::string> breakdowns;
   std::string out =
-      "\n---\n\n# Predictions (not fitted, not measured)\n\nThe same profiles on rows nobody published. Where the planner "
+      "\n---\n\n# Predictions (not fitted, not measured)\n\nThe same profiles on rows nobody published. Where the "
+      "planner "
       "refuses, the row says why and by how much the memory falls short.\n\n## DeepSeek-V3.1 and Kimi-K2-Thinking\n\n";
   out += prediction_rows(c, predicted_rows(), breakdowns);
   out += "\n## Llama-3.3-70B, tensor parallel over RDMA\n\n";
@@ -187,7 +201,7 @@ std::string predictions_section(const Context& c) {
 // 4-node decode with a profile or link changed, against the row as calibrated.
 struct Ablation {
   std::string what;
-  double one, four;   // tok/s
+  double one, four;  // tok/s
 };
 
 engine::LinkCard scaled_link(const engine::LinkCard& card, const std::string& name, double latency, double bandwidth) {
@@ -229,28 +243,33 @@ std::string why_section(const Context& c) {
       r1.tokens_per_s, kMs / r1.tokens_per_s, r4.tokens_per_s, kMs / r4.tokens_per_s, r4.tokens_per_s / r1.tokens_per_s,
       kMs * n4.compute_s, kMs * n4.comm_s, kMs * n4.wait_s, kMs * fixed, model.layers, 1e6 * p.per_layer_overhead_s,
       2 * model.layers);
-  out += "What the simulation gives when each cause is removed:\n\n| case | 1 node (tok/s) | 4 nodes (tok/s) | speed-up |\n"
-         "|---|---:|---:|---:|\n";
-  const std::vector<Ablation> rows = {{"as calibrated", r1.tokens_per_s, r4.tokens_per_s},
-                                      {"no per-layer/per-op/per-expert overhead", no_overhead_1, no_overhead},
-                                      {"instant network (no latency, no per-message cost, 1e6x bandwidth)", r1.tokens_per_s, no_comm},
-                                      {"both removed", no_overhead_1, neither}};
+  out +=
+      "What the simulation gives when each cause is removed:\n\n| case | 1 node (tok/s) | 4 nodes (tok/s) | speed-up "
+      "|\n"
+      "|---|---:|---:|---:|\n";
+  const std::vector<Ablation> rows = {
+      {"as calibrated", r1.tokens_per_s, r4.tokens_per_s},
+      {"no per-layer/per-op/per-expert overhead", no_overhead_1, no_overhead},
+      {"instant network (no latency, no per-message cost, 1e6x bandwidth)", r1.tokens_per_s, no_comm},
+      {"both removed", no_overhead_1, neither}};
   for (const auto& a : rows)
     out += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f}x |\n", a.what, a.one, a.four, a.four / a.one);
-  out += fmt::format("\nThe fixed per-layer software cost is the main brake (removing it alone lifts the speed-up from "
-                     "{:.2f}x to {:.2f}x); the network comes second ({:.2f}x with an instant network alone). With both "
-                     "removed the speed-up is {:.2f}x: weight streaming itself divides evenly over the nodes.\n",
-                     r4.tokens_per_s / r1.tokens_per_s, no_overhead / no_overhead_1, no_comm / r1.tokens_per_s,
-                     neither / no_overhead_1);
+  out += fmt::format(
+      "\nThe fixed per-layer software cost is the main brake (removing it alone lifts the speed-up from "
+      "{:.2f}x to {:.2f}x); the network comes second ({:.2f}x with an instant network alone). With both "
+      "removed the speed-up is {:.2f}x: weight streaming itself divides evenly over the nodes.\n",
+      r4.tokens_per_s / r1.tokens_per_s, no_overhead / no_overhead_1, no_comm / r1.tokens_per_s,
+      neither / no_overhead_1);
   return out;
 }
 
 std::string sensitivity_section(const Context& c) {
-  std::string out = "\n## Sensitivity: 4-node decode when the link changes\n\nThe link card's one-way latency or "
-                    "bandwidth scaled (per-message software costs unchanged), 4 nodes, Qwen3-235B as calibrated. "
-                    "In brackets: the change against the calibrated speed.\n\n"
-                    "| stack | link | as calibrated | latency x0.5 | latency x2 | bandwidth x0.5 | bandwidth x2 |\n"
-                    "|---|---|---:|---:|---:|---:|---:|\n";
+  std::string out =
+      "\n## Sensitivity: 4-node decode when the link changes\n\nThe link card's one-way latency or "
+      "bandwidth scaled (per-message software costs unchanged), 4 nodes, Qwen3-235B as calibrated. "
+      "In brackets: the change against the calibrated speed.\n\n"
+      "| stack | link | as calibrated | latency x0.5 | latency x2 | bandwidth x0.5 | bandwidth x2 |\n"
+      "|---|---|---:|---:|---:|---:|---:|\n";
   std::string notes;
   for (const char* stack : {"exo-tensor-rdma", "llamacpp-rpc-tcp"}) {
     CalibrationRow row;
@@ -270,11 +289,12 @@ std::string sensitivity_section(const Context& c) {
       out += fmt::format(" {:.2f} ({}) |", v, pct(engine::relative_error(v, calibrated)));
     }
     out += "\n";
-    notes += fmt::format("- {}: a decode message costs {:.0f} us of software at the sender, {:.0f} us of latency and "
-                         "{:.1f} us on the wire ({:.0f} bytes of activations at {:.1f} GB/s). Messages are small, so latency "
-                         "moves the result more than bandwidth, and both are small next to the token time.\n",
-                         stack, 1e6 * per_message, 1e6 * link.latency_s, 1e6 * activation_bytes / link.bandwidth, activation_bytes,
-                         link.bandwidth / 1e9);
+    notes += fmt::format(
+        "- {}: a decode message costs {:.0f} us of software at the sender, {:.0f} us of latency and "
+        "{:.1f} us on the wire ({:.0f} bytes of activations at {:.1f} GB/s). Messages are small, so latency "
+        "moves the result more than bandwidth, and both are small next to the token time.\n",
+        stack, 1e6 * per_message, 1e6 * link.latency_s, 1e6 * activation_bytes / link.bandwidth, activation_bytes,
+        link.bandwidth / 1e9);
   }
   return out + "\nWhy it moves so little:\n\n" + notes;
 }
@@ -303,8 +323,8 @@ void write_calibration_report(const engine::Measurements& m, const std::string& 
                               const engine::Catalog& catalog, const std::string& out) {
   Context c{m, catalog, {}};
   for (const char* stack : kStacks) c.profiles.emplace(stack, engine::StackCard::load(catalog.dir(), stack));
-  const std::string text = header(measurements_file) + fitted_section(c) + parameters_section(c) + predictions_section(c) +
-                           why_section(c) + sensitivity_section(c);
+  const std::string text = header(measurements_file) + fitted_section(c) + parameters_section(c) +
+                           predictions_section(c) + why_section(c) + sensitivity_section(c);
   std::ofstream o(out);
   if (!(o << text)) throw std::runtime_error("cannot write " + out);
 }

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "engine/measurements.hpp"
 #include "engine/catalog.hpp"
+#include "engine/measurements.hpp"
 
 namespace sim {
 

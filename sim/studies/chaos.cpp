@@ -7,8 +7,8 @@
 #include <numeric>
 #include <random>
 
-#include "engine/stack_card.hpp"
 #include "engine/report/report.hpp"
+#include "engine/stack_card.hpp"
 #include "engine/workload.hpp"
 #include "sim/scenario_run.hpp"
 #include "sim/studies/worker_pool.hpp"
@@ -26,7 +26,9 @@ json run_one(const engine::Scenario& s, const engine::Catalog& catalog) {
   const auto plan = choose_plan(s, catalog, profile).plan;
   const auto result = simulate(s, catalog, plan, profile, engine::make_requests(s.workload, s.seed));
   const json report = engine::build_report(s, catalog, plan, profile.name, result, s.seed);
-  return {{"summary", report["summary"]}, {"faults", report["faults"]}, {"invariants", report["invariants"]},
+  return {{"summary", report["summary"]},
+          {"faults", report["faults"]},
+          {"invariants", report["invariants"]},
           {"events", report["events"]}};
 }
 
@@ -89,7 +91,7 @@ json run_chaos(const engine::Scenario& s, const engine::Catalog& catalog, const 
   std::map<std::string, int> failed_by_cause;
   std::vector<double> recoveries;
   std::vector<unsigned long long> violating;
-  json violation_schedules = json::object();   // by seed: what to paste into the scenario to replay it
+  json violation_schedules = json::object();  // by seed: what to paste into the scenario to replay it
   double lost = 0;
   for (int i = 0; i < n; ++i) {
     const unsigned long long seed = q.first_seed + i;
@@ -116,14 +118,16 @@ json run_chaos(const engine::Scenario& s, const engine::Catalog& catalog, const 
     // Grouped by the cause's head ("instance failed", "refused", ...), not its particulars.
     for (const auto& [cause, count] : r["faults"]["failed_by_cause"].items())
       failed_by_cause[cause.substr(0, cause.find(':'))] += count.get<int>();
-    const double served = r["summary"]["output_tokens"].get<double>() / std::max(r["summary"]["simulated_s"].get<double>(), 1e-9);
+    const double served =
+        r["summary"]["output_tokens"].get<double>() / std::max(r["summary"]["simulated_s"].get<double>(), 1e-9);
     const double base_served = baseline["summary"]["output_tokens"].get<double>() / std::max(span, 1e-9);
     lost += std::max(0.0, 1 - served / base_served);
     seeds.push_back(row);
   }
   json causes = json::object();
   for (const auto& [cause, count] : failed_by_cause) causes[cause] = count;
-  const double mean_recovery = recoveries.empty() ? 0 : std::accumulate(recoveries.begin(), recoveries.end(), 0.0) / recoveries.size();
+  const double mean_recovery =
+      recoveries.empty() ? 0 : std::accumulate(recoveries.begin(), recoveries.end(), 0.0) / recoveries.size();
   return {{"schema", "meshinfer.chaos/1"},
           {"scenario", s.name},
           {"seeds", {q.first_seed, q.last_seed}},
@@ -144,17 +148,18 @@ std::string render_chaos_table(const json& c) {
   std::string out = fmt::format("chaos on {}: seeds {}..{}, faults drawn from {}\n", c["scenario"].get<std::string>(),
                                 c["seeds"][0].get<unsigned long long>(), c["seeds"][1].get<unsigned long long>(),
                                 fmt::join(c["kinds"].get<std::vector<std::string>>(), ", "));
-  out += fmt::format("| seeds run | invariant violations | recoveries | mean recovery s | worst recovery s | throughput lost |\n"
-                     "|---|---|---|---|---|---|\n| {} | {} | {} | {:.3f} | {:.3f} | {:.1f}% |\n",
-                     c["seeds_run"].get<int>(), c["violations"].size(), c["recoveries"].get<int>(),
-                     c["mean_recovery_s"].get<double>(), c["worst_recovery_s"].get<double>(),
-                     100 * c["mean_throughput_lost"].get<double>());
+  out += fmt::format(
+      "| seeds run | invariant violations | recoveries | mean recovery s | worst recovery s | throughput lost |\n"
+      "|---|---|---|---|---|---|\n| {} | {} | {} | {:.3f} | {:.3f} | {:.1f}% |\n",
+      c["seeds_run"].get<int>(), c["violations"].size(), c["recoveries"].get<int>(), c["mean_recovery_s"].get<double>(),
+      c["worst_recovery_s"].get<double>(), 100 * c["mean_throughput_lost"].get<double>());
   // The schedule pasted into the scenario's "faults" replays the seed with `meshinfer run`.
   for (const auto& [seed, schedule] : c["violation_schedules"].items())
     out += fmt::format("violation: replay with --seeds {0}..{0}; its faults: {1}\n", seed, schedule.dump());
   out += "requests failed by cause:\n";
   if (c["failed_by_cause"].empty()) out += "  none\n";
-  for (const auto& [cause, count] : c["failed_by_cause"].items()) out += fmt::format("  {:>5}  {}\n", count.get<int>(), cause);
+  for (const auto& [cause, count] : c["failed_by_cause"].items())
+    out += fmt::format("  {:>5}  {}\n", count.get<int>(), cause);
   return out;
 }
 

@@ -13,7 +13,7 @@ namespace sim {
 
 struct ChaosQuery {
   unsigned long long first_seed = 1, last_seed = 100;
-  std::vector<std::string> kinds;   // fault kinds to draw from
+  std::vector<std::string> kinds;  // fault kinds to draw from
   int jobs = 1;
 };
 

@@ -8,8 +8,8 @@
 #include <set>
 
 #include "engine/planner.hpp"
-#include "engine/stack_card.hpp"
 #include "engine/report/report.hpp"
+#include "engine/stack_card.hpp"
 #include "engine/workload.hpp"
 #include "sim/scenario_run.hpp"
 #include "sim/studies/worker_pool.hpp"
@@ -20,9 +20,9 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr int kProbeOutputTokens = 16;   // enough decode steps for a steady ITL
+constexpr int kProbeOutputTokens = 16;  // enough decode steps for a steady ITL
 constexpr int kMaxProbeRequests = 16;
-constexpr double kDetectS = 0.25;        // the scenario default heartbeat timeout
+constexpr double kDetectS = 0.25;  // the scenario default heartbeat timeout
 
 struct Spec {
   std::vector<std::string> hardware;
@@ -67,7 +67,8 @@ std::string cabling_problem(const Spec& spec, const engine::Catalog& catalog) {
     const auto& ports = catalog.hardware(hw).ports;
     const int have = ports.count(link.port_kind) ? ports.at(link.port_kind) : 0;
     if (have < need)
-      return fmt::format("a full mesh of {} needs {} {} ports per node; {} has {}", need + 1, need, link.port_kind, hw, have);
+      return fmt::format("a full mesh of {} needs {} {} ports per node; {} has {}", need + 1, need, link.port_kind, hw,
+                         have);
   }
   return "";
 }
@@ -103,7 +104,8 @@ bool concurrent(const engine::Workload& w) { return w.arrival == "poisson" || w.
 
 // After losing one node of each hardware kind present: does the model still
 // fit, how long until it serves again, how fast then. The worst case counts.
-json n_plus_one(const PlanQuery& q, const Spec& spec, const engine::Catalog& catalog, const engine::StackCard& profile) {
+json n_plus_one(const PlanQuery& q, const Spec& spec, const engine::Catalog& catalog,
+                const engine::StackCard& profile) {
   if (spec.hardware.size() < 2) return {{"tolerant", false}, {"reason", "a single node has no survivor"}};
   json worst;
   for (const auto& lost : std::set<std::string>(spec.hardware.begin(), spec.hardware.end())) {
@@ -125,7 +127,8 @@ json n_plus_one(const PlanQuery& q, const Spec& spec, const engine::Catalog& cat
       }
       if (plan.shards.empty()) throw engine::PlanError(refusals);
       double reload = 0;
-      for (const auto& sh : plan.shards) reload = std::max(reload, sh.weight_bytes / catalog.hardware(sh.hardware).ssd_read_bandwidth);
+      for (const auto& sh : plan.shards)
+        reload = std::max(reload, sh.weight_bytes / catalog.hardware(sh.hardware).ssd_read_bandwidth);
       entry["tolerant"] = true;
       entry["strategy"] = s.parallelism;
       entry["recovery_s"] = kDetectS + reload;
@@ -171,7 +174,8 @@ std::string describe(const json& c) {
 std::string slo_miss(const PlanQuery& q, const json& f) {
   const double ttft = f["ttft_s"]["p99"], itl = f["itl_s"]["p99"];
   if (q.slo_ttft_s > 0 && ttft > q.slo_ttft_s) return fmt::format("TTFT p99 {:.3f} s > {:.3f} s", ttft, q.slo_ttft_s);
-  if (q.slo_itl_s > 0 && itl > q.slo_itl_s) return fmt::format("ITL p99 {:.1f} ms > {:.1f} ms", 1e3 * itl, 1e3 * q.slo_itl_s);
+  if (q.slo_itl_s > 0 && itl > q.slo_itl_s)
+    return fmt::format("ITL p99 {:.1f} ms > {:.1f} ms", 1e3 * itl, 1e3 * q.slo_itl_s);
   return "";
 }
 
@@ -194,14 +198,18 @@ void rank(const PlanQuery& q, json& out) {
   }
   out["cheapest_meeting_slo"] = cheapest ? json(*cheapest) : json(nullptr);
   out["fastest"] = fastest ? json(*fastest) : json(nullptr);
-  if (!cheapest) out["no_candidate_meets_slo"] = "no simulated candidate meets the SLO; each one's verdict says by how much";
+  if (!cheapest)
+    out["no_candidate_meets_slo"] = "no simulated candidate meets the SLO; each one's verdict says by how much";
   json& ranked = out["candidates"];
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     json& c = ranked[i];
     if (c["status"] != "simulated" || c.contains("verdict")) continue;
-    if (i == cheapest && i == fastest) c["verdict"] = "cheapest meeting the SLO, and fastest";
-    else if (i == cheapest) c["verdict"] = "cheapest meeting the SLO";
-    else if (i == fastest) c["verdict"] = "fastest overall";
+    if (i == cheapest && i == fastest)
+      c["verdict"] = "cheapest meeting the SLO, and fastest";
+    else if (i == cheapest)
+      c["verdict"] = "cheapest meeting the SLO";
+    else if (i == fastest)
+      c["verdict"] = "fastest overall";
     else if (cheapest)
       c["verdict"] = fmt::format("meets the SLO but costs {:.0f} USD more than #{} ({}) for {:+.0f}% decode speed",
                                  price(c) - price(ranked[*cheapest]), *cheapest, describe(ranked[*cheapest]),
@@ -233,15 +241,20 @@ json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog) {
   }
   json out;
   out["schema"] = "meshinfer.plan/1";
-  out["query"] = {{"model", q.model},         {"quant", q.quant},       {"hardware", q.hardware},
-                  {"max_nodes", q.max_nodes}, {"links", q.links},       {"strategies", q.strategies},
-                  {"profile", q.profile},     {"slo_ttft_s", q.slo_ttft_s}, {"slo_itl_s", q.slo_itl_s},
-                  {"seed", q.seed}};
+  out["query"] = {{"model", q.model},         {"quant", q.quant},
+                  {"hardware", q.hardware},   {"max_nodes", q.max_nodes},
+                  {"links", q.links},         {"strategies", q.strategies},
+                  {"profile", q.profile},     {"slo_ttft_s", q.slo_ttft_s},
+                  {"slo_itl_s", q.slo_itl_s}, {"seed", q.seed}};
   json candidates = json::array();
   std::vector<int> to_simulate;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const Spec& spec = specs[i];
-    json c{{"index", i}, {"nodes", spec.hardware}, {"node_count", spec.hardware.size()}, {"link", spec.link}, {"strategy", spec.strategy}};
+    json c{{"index", i},
+           {"nodes", spec.hardware},
+           {"node_count", spec.hardware.size()},
+           {"link", spec.link},
+           {"strategy", spec.strategy}};
     double price = 0, power = 0;
     for (const auto& hw : spec.hardware) {
       price += catalog.hardware(hw).price_usd;
@@ -258,8 +271,10 @@ json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog) {
       }
     }
     c["status"] = reason.empty() ? "simulated" : "dropped";
-    if (!reason.empty()) c["reason"] = reason;
-    else to_simulate.push_back(static_cast<int>(i));
+    if (!reason.empty())
+      c["reason"] = reason;
+    else
+      to_simulate.push_back(static_cast<int>(i));
     candidates.push_back(c);
   }
   const auto results = run_parallel(static_cast<int>(to_simulate.size()), q.jobs, [&](int k) {
@@ -281,16 +296,17 @@ json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog) {
 }
 
 std::string render_plan_table(const json& plan) {
-  std::string out = fmt::format("{:>4}  {:<44} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8}  {}\n", "#", "cluster / link / plan", "price",
-                                "tok/s b1", "tok/s", "TTFT p99", "ITL p99", "N+1", "verdict");
+  std::string out =
+      fmt::format("{:>4}  {:<44} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8}  {}\n", "#", "cluster / link / plan", "price",
+                  "tok/s b1", "tok/s", "TTFT p99", "ITL p99", "N+1", "verdict");
   for (const auto& c : plan["candidates"]) {
     if (c["status"] != "simulated") continue;
     const auto& f = c["figures"];
-    out += fmt::format("{:>4}  {:<44} {:>9.0f} {:>9.2f} {:>9.2f} {:>8.3f}s {:>8.1f}ms {:>8}  {}\n", c["index"].get<int>(),
-                       describe(c), c["price_usd"].get<double>(), f["decode_tokens_per_s_batch1"].get<double>(),
-                       f["decode_tokens_per_s"].get<double>(), f["ttft_s"]["p99"].get<double>(),
-                       1e3 * f["itl_s"]["p99"].get<double>(), f["n_plus_1"]["tolerant"].get<bool>() ? "yes" : "no",
-                       c.value("verdict", ""));
+    out += fmt::format("{:>4}  {:<44} {:>9.0f} {:>9.2f} {:>9.2f} {:>8.3f}s {:>8.1f}ms {:>8}  {}\n",
+                       c["index"].get<int>(), describe(c), c["price_usd"].get<double>(),
+                       f["decode_tokens_per_s_batch1"].get<double>(), f["decode_tokens_per_s"].get<double>(),
+                       f["ttft_s"]["p99"].get<double>(), 1e3 * f["itl_s"]["p99"].get<double>(),
+                       f["n_plus_1"]["tolerant"].get<bool>() ? "yes" : "no", c.value("verdict", ""));
   }
   int dropped = 0;
   for (const auto& c : plan["candidates"]) dropped += c["status"] != "simulated";
@@ -302,31 +318,35 @@ std::string render_plan_table(const json& plan) {
 
 std::string render_plan_markdown(const json& plan) {
   const auto& q = plan["query"];
-  std::string out = fmt::format("# Capacity plan: {} {}\n\nSLO: TTFT p99 <= {} s, ITL p99 <= {} s (0: none). Profile: {}.\n\n",
-                                q["model"].get<std::string>(), q["quant"].get<std::string>(), q["slo_ttft_s"].get<double>(),
-                                q["slo_itl_s"].get<double>(), q["profile"].get<std::string>());
-  out += "| # | cluster / link / plan | price USD | power W | decode tok/s (batch 1) | decode tok/s | prefill tok/s | "
-         "TTFT p50/p99 s | ITL p50/p99 ms | KV tokens | tok/J | N+1 | verdict |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::string out =
+      fmt::format("# Capacity plan: {} {}\n\nSLO: TTFT p99 <= {} s, ITL p99 <= {} s (0: none). Profile: {}.\n\n",
+                  q["model"].get<std::string>(), q["quant"].get<std::string>(), q["slo_ttft_s"].get<double>(),
+                  q["slo_itl_s"].get<double>(), q["profile"].get<std::string>());
+  out +=
+      "| # | cluster / link / plan | price USD | power W | decode tok/s (batch 1) | decode tok/s | prefill tok/s | "
+      "TTFT p50/p99 s | ITL p50/p99 ms | KV tokens | tok/J | N+1 | verdict |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : plan["candidates"]) {
     if (c["status"] != "simulated") continue;
     const auto& f = c["figures"];
     const auto& n1 = f["n_plus_1"];
-    const std::string tolerance = n1["tolerant"].get<bool>()
-                                      ? fmt::format("yes: {:.0f} s to recover, {:.1f} tok/s", n1["recovery_s"].get<double>(),
-                                                    n1["decode_tokens_per_s"].get<double>())
-                                      : "no";
-    out += fmt::format("| {} | {} | {:.0f} | {:.0f} | {:.2f} | {:.2f} | {:.1f} | {:.3f}/{:.3f} | {:.1f}/{:.1f} | {:.0f} | {:.3f} | {} | {} |\n",
-                       c["index"].get<int>(), describe(c), c["price_usd"].get<double>(), c["power_w"].get<double>(),
-                       f["decode_tokens_per_s_batch1"].get<double>(), f["decode_tokens_per_s"].get<double>(),
-                       f["prefill_tokens_per_s"].get<double>(), f["ttft_s"]["p50"].get<double>(), f["ttft_s"]["p99"].get<double>(),
-                       1e3 * f["itl_s"]["p50"].get<double>(), 1e3 * f["itl_s"]["p99"].get<double>(),
-                       f["kv_capacity_tokens"].get<double>(), c["tokens_per_joule"].get<double>(), tolerance,
-                       c.value("verdict", ""));
+    const std::string tolerance = n1["tolerant"].get<bool>() ? fmt::format("yes: {:.0f} s to recover, {:.1f} tok/s",
+                                                                           n1["recovery_s"].get<double>(),
+                                                                           n1["decode_tokens_per_s"].get<double>())
+                                                             : "no";
+    out += fmt::format(
+        "| {} | {} | {:.0f} | {:.0f} | {:.2f} | {:.2f} | {:.1f} | {:.3f}/{:.3f} | {:.1f}/{:.1f} | {:.0f} | {:.3f} | {} "
+        "| {} |\n",
+        c["index"].get<int>(), describe(c), c["price_usd"].get<double>(), c["power_w"].get<double>(),
+        f["decode_tokens_per_s_batch1"].get<double>(), f["decode_tokens_per_s"].get<double>(),
+        f["prefill_tokens_per_s"].get<double>(), f["ttft_s"]["p50"].get<double>(), f["ttft_s"]["p99"].get<double>(),
+        1e3 * f["itl_s"]["p50"].get<double>(), 1e3 * f["itl_s"]["p99"].get<double>(),
+        f["kv_capacity_tokens"].get<double>(), c["tokens_per_joule"].get<double>(), tolerance, c.value("verdict", ""));
   }
   out += "\n## Dropped\n\n| # | cluster / link / plan | reason |\n|---|---|---|\n";
   for (const auto& c : plan["candidates"])
-    if (c["status"] != "simulated") out += fmt::format("| {} | {} | {} |\n", c["index"].get<int>(), describe(c), c["reason"].get<std::string>());
+    if (c["status"] != "simulated")
+      out += fmt::format("| {} | {} | {} |\n", c["index"].get<int>(), describe(c), c["reason"].get<std::string>());
   return out;
 }
 

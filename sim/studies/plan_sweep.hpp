@@ -14,12 +14,12 @@ namespace sim {
 
 struct PlanQuery {
   std::string model, quant;
-  std::vector<std::string> hardware;   // cards to mix
+  std::vector<std::string> hardware;  // cards to mix
   int max_nodes = 4;
   std::vector<std::string> links;
   std::vector<std::string> strategies;
   engine::Workload workload;
-  double slo_ttft_s = 0, slo_itl_s = 0;   // 0: no bound
+  double slo_ttft_s = 0, slo_itl_s = 0;  // 0: no bound
   std::string profile = "meshinfer";
   int jobs = 1;
   unsigned long long seed = 1;
@@ -31,6 +31,6 @@ struct PlanQuery {
 nlohmann::ordered_json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog);
 
 std::string render_plan_markdown(const nlohmann::ordered_json& plan);
-std::string render_plan_table(const nlohmann::ordered_json& plan);   // for stdout
+std::string render_plan_table(const nlohmann::ordered_json& plan);  // for stdout
 
 }  // namespace sim

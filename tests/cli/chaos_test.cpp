@@ -15,7 +15,8 @@ const std::string kScenarios = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/"
 
 TEST(Chaos, ThreeHundredSeedsOnTheDefaultScenarioViolateNoInvariant) {
   const std::string out = testsupport::fresh_dir("chaos-campaign") + "/campaign.json";
-  const auto r = run_cli("chaos " + kScenarios + "default.json --seeds 1..300 --requests 2 --output-tokens 16 --out " + out);
+  const auto r =
+      run_cli("chaos " + kScenarios + "default.json --seeds 1..300 --requests 2 --output-tokens 16 --out " + out);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const auto campaign = nlohmann::json::parse(read_file(out));
   EXPECT_EQ(campaign["seeds_run"], 300);
@@ -34,7 +35,8 @@ TEST(Chaos, ASeedReplaysExactlyAndRecoversUnderReplan) {
   // Seed 7 alone, twice: the same faults, events and figures as inside the campaign.
   ASSERT_EQ(run_cli(args + "--seeds 7..7 --jobs 1 --out " + dir + "/a.json").exit_code, 0);
   ASSERT_EQ(run_cli(args + "--seeds 7..7 --jobs 1 --out " + dir + "/b.json").exit_code, 0);
-  const auto a = nlohmann::json::parse(read_file(dir + "/a.json")), b = nlohmann::json::parse(read_file(dir + "/b.json"));
+  const auto a = nlohmann::json::parse(read_file(dir + "/a.json")),
+             b = nlohmann::json::parse(read_file(dir + "/b.json"));
   EXPECT_EQ(a["runs"][0], b["runs"][0]);
   EXPECT_EQ(a["runs"][0], all["runs"][6]);
   EXPECT_FALSE(a["runs"][0]["events"].empty());

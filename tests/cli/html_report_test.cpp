@@ -44,8 +44,8 @@ std::string find_chromium() {
 
 // What one headless run of Chromium left behind.
 struct Page {
-  std::string dom;                      // --dump-dom: the DOM as Chromium built it
-  std::vector<std::string> fetched;     // http(s)/ws URLs the page asked for
+  std::string dom;                   // --dump-dom: the DOM as Chromium built it
+  std::vector<std::string> fetched;  // http(s)/ws URLs the page asked for
 };
 
 // URLs requested on behalf of a page opened from file://: the NetLog records
@@ -77,8 +77,8 @@ class Chromium {
         "timeout 120 " + exe_ +
         " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
         " --disable-component-update --disable-sync --disable-quic --hide-scrollbars"
-        " --host-resolver-rules='MAP * ~NOTFOUND' --user-data-dir=" + profile + " --log-net-log=" + netlog + " " +
-        action + " file://" + html + " 2>" + profile + "/stderr.log");
+        " --host-resolver-rules='MAP * ~NOTFOUND' --user-data-dir=" +
+        profile + " --log-net-log=" + netlog + " " + action + " file://" + html + " 2>" + profile + "/stderr.log");
     EXPECT_EQ(r.exit_code, 0) << "chromium failed: " << read_file(profile + "/stderr.log");
     return r.output;
   }
@@ -126,7 +126,7 @@ class HtmlReport : public testing::Test {
   static std::string run_scenario(const std::string& scenario, const std::string& name) {
     const std::string out = testsupport::fresh_dir(name);
     const auto r = testsupport::run_cli("run --quiet " + scenario + " --out " + out);
-    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;   // 1: an expectation failed
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;  // 1: an expectation failed
     return out;
   }
 
@@ -142,7 +142,7 @@ std::vector<std::string> node_names(const json& scenario) {
 // What every report shows, checked against the scenario that produced it.
 void expect_charts(const std::string& dom, const json& scenario, const ordered_json& report) {
   const auto names = node_names(scenario);
-  const std::size_t cables = names.size() * (names.size() - 1) / 2;   // a full mesh
+  const std::size_t cables = names.size() * (names.size() - 1) / 2;  // a full mesh
   const std::string timeline = figure(dom, "timeline");
   EXPECT_EQ(attribute_values(timeline, "<g class=\"lane\" data-kind=\"node\"", "data-node"), names);
   EXPECT_EQ(attribute_values(timeline, "<g class=\"lane\" data-kind=\"link\"", "data-link").size(), cables);
@@ -156,7 +156,7 @@ void expect_charts(const std::string& dom, const json& scenario, const ordered_j
   EXPECT_NEAR(attribute_sum(figure(dom, "throughput"), "<rect class=\"tokens column\"", "data-tokens-per-s") * bucket_s,
               output_tokens, 1e-6 * output_tokens);
   const int completed = report["summary"]["requests"]["completed"].get<int>();
-  int gaps = 0;   // between consecutive tokens of one request
+  int gaps = 0;  // between consecutive tokens of one request
   for (const auto& r : report["requests"]) gaps += std::max(0, r["tokens"].get<int>() - 1);
   EXPECT_EQ(attribute_sum(figure(dom, "ttft"), "<rect class=\"bin\"", "data-count"), completed);
   EXPECT_EQ(attribute_sum(figure(dom, "itl"), "<rect class=\"bin\"", "data-count"), gaps);
@@ -200,7 +200,7 @@ void add_events_when_missing(ordered_json& report) {
 
 TEST_F(HtmlReport, FaultScenarioMarksFaultsAtTheirTimes) {
   json scenario = json::parse(read_file(kScenarios + "/ci/ttft-under-load.json"));
-  scenario.erase("$schema");   // relative to the file's folder
+  scenario.erase("$schema");  // relative to the file's folder
   scenario["faults"] = json::parse(R"([{"at_s": 1.0, "kind": "link-down", "target": "m1-m2"}])");
   scenario["recovery"] = {{"policy", "reroute"}};
   const std::string file = testsupport::fresh_dir("html-fault-scenario") + "/link-down.json";
@@ -220,7 +220,8 @@ TEST_F(HtmlReport, FaultScenarioMarksFaultsAtTheirTimes) {
     kinds.push_back(e["kind"]);
   }
   const std::string timeline = figure(page.dom, "timeline");
-  for (const auto& t : attribute_values(timeline, "<line class=\"fault-marker\"", "data-t")) marked.push_back(std::stod(t));
+  for (const auto& t : attribute_values(timeline, "<line class=\"fault-marker\"", "data-t"))
+    marked.push_back(std::stod(t));
   EXPECT_EQ(marked, times);
   EXPECT_EQ(attribute_values(timeline, "<line class=\"fault-marker\"", "data-kind"), kinds);
   EXPECT_EQ(count(timeline, "<rect class=\"phase\""), static_cast<int>(report["phases"].size()));

@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 using testsupport::ChildProcess;
 
-constexpr double kLaunchBoundS = 60;   // any of these runs takes a few seconds
+constexpr double kLaunchBoundS = 60;  // any of these runs takes a few seconds
 
 json read_report(const std::string& dir) { return json::parse(testsupport::read_file(dir + "/report.json")); }
 
@@ -52,7 +52,7 @@ TEST_P(KillNine, SurvivorsDetectRecoverAndReport) {
   for (int r = 0; r < world; ++r)
     ASSERT_NE(launch.wait_for_line("[rank " + std::to_string(r) + "] rank " + std::to_string(r) + ": joined", 30), "")
         << launch.output();
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));   // well into decode: the run lasts seconds
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // well into decode: the run lasts seconds
   const auto pids = testsupport::rank_pids(launch.output(), world);
   ASSERT_GT(pids[victim], 0) << launch.output();
   const double killed_at_unix = testsupport::unix_now_s();
@@ -70,7 +70,8 @@ TEST_P(KillNine, SurvivorsDetectRecoverAndReport) {
   EXPECT_NE(report["nodes"][victim]["error"], "") << "the dead rank's results are marked lost";
   if (victim == 0) {
     // The coordinator's scheduler died with it; rank 1 reports what the survivors saw.
-    EXPECT_NE(launch.output().find("[rank 1] rank 1: rank 0 is gone; this rank reports"), std::string::npos) << launch.output();
+    EXPECT_NE(launch.output().find("[rank 1] rank 1: rank 0 is gone; this rank reports"), std::string::npos)
+        << launch.output();
     for (int r = 1; r < world; ++r) EXPECT_NE(report["nodes"][r]["error"], "") << r;
     EXPECT_LE(report["summary"]["simulated_s"].get<double>() - killed_at, 2 * timeout_s) << launch.output();
     return;
@@ -92,7 +93,8 @@ TEST(Launch, HostfileRunsEachRankOverSsh) {
   const std::string dir = testsupport::fresh_dir("launch-hostfile");
   const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("hostfile", 2, 1, 4));
   const std::string hostfile = testsupport::write_json(
-      dir, "hosts", json::array({{{"ssh", "mac1.local"}, {"ips", {"10.0.1.1"}}}, {{"ssh", "mac2.local"}, {"ips", {"10.0.1.2"}}}}));
+      dir, "hosts",
+      json::array({{{"ssh", "mac1.local"}, {"ips", {"10.0.1.1"}}}, {{"ssh", "mac2.local"}, {"ips", {"10.0.1.2"}}}}));
   const auto r = testsupport::run_cli("launch " + scenario + " --hostfile " + hostfile + " --dry-run --out /tmp/o");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string exe = MESHINFER_BINARY;
@@ -109,13 +111,15 @@ TEST(Launch, RdmaTransportWithoutItsDeviceIsRefusedClearly) {
       dir, "cluster",
       {{"transport", "rdma"},
        {"port", 5000},
-       {"hosts", json::array({{{"ssh", "localhost"}, {"ips", {"127.0.0.1"}}, {"rdma", {nullptr, "no_such_rdma_dev"}}},
-                              {{"ssh", "localhost"}, {"ips", {"127.0.0.1"}}, {"rdma", {"no_such_rdma_dev", nullptr}}}})}});
+       {"hosts",
+        json::array({{{"ssh", "localhost"}, {"ips", {"127.0.0.1"}}, {"rdma", {nullptr, "no_such_rdma_dev"}}},
+                     {{"ssh", "localhost"}, {"ips", {"127.0.0.1"}}, {"rdma", {"no_such_rdma_dev", nullptr}}}})}});
   const auto r = testsupport::run_cli("node --rank 0 --cluster " + cluster + " " + scenario);
   EXPECT_EQ(r.exit_code, 2) << r.output;
 #ifdef MESHINFER_HAVE_VERBS
   // Refused before waiting on any peer.
-  EXPECT_NE(r.output.find("rank 0 -> rank 1: RDMA device \"no_such_rdma_dev\" not found on this host"), std::string::npos)
+  EXPECT_NE(r.output.find("rank 0 -> rank 1: RDMA device \"no_such_rdma_dev\" not found on this host"),
+            std::string::npos)
       << r.output;
 #else
   EXPECT_NE(r.output.find(cluster + ": /transport: the rdma transport is not built in"), std::string::npos) << r.output;

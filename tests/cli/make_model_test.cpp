@@ -17,7 +17,8 @@ using testsupport::run_cli;
 std::string scenario_naming(const std::string& dir, const nlohmann::json& model, int nodes = 2,
                             const std::string& parallelism = "tensor", const std::string& name = "scenario") {
   nlohmann::json cluster_nodes = nlohmann::json::array();
-  for (int n = 0; n < nodes; ++n) cluster_nodes.push_back({{"name", "n" + std::to_string(n)}, {"hardware", "m3-ultra-512gb"}});
+  for (int n = 0; n < nodes; ++n)
+    cluster_nodes.push_back({{"name", "n" + std::to_string(n)}, {"hardware", "m3-ultra-512gb"}});
   const nlohmann::json j = {
       {"name", "tiny-cpu"},
       {"cluster", {{"nodes", cluster_nodes}, {"fabric", {{"type", "full-mesh"}, {"link", "tb5-tcp"}}}}},
@@ -38,7 +39,8 @@ std::vector<nlohmann::json> output_ids(const std::string& report_dir) {
 
 TEST(MakeModel, WritesAModelAScenarioRunsWithRealTokens) {
   const std::string dir = fresh_dir("make-model-run");
-  const auto made = run_cli("make-model --out " + dir + "/tiny --layers 2 --hidden 64 --heads 4 --kv-heads 2 --vocab 200 --seed 3");
+  const auto made =
+      run_cli("make-model --out " + dir + "/tiny --layers 2 --hidden 64 --heads 4 --kv-heads 2 --vocab 200 --seed 3");
   ASSERT_EQ(made.exit_code, 0) << made.output;
   const std::string scenario = scenario_naming(dir, {{"path", "tiny"}});
   const auto first = run_cli("run --quiet " + scenario + " --out " + dir + "/a");
@@ -50,7 +52,7 @@ TEST(MakeModel, WritesAModelAScenarioRunsWithRealTokens) {
     ASSERT_EQ(request["output_ids"].size(), 5u) << request.dump();
     for (const auto& id : request["output_ids"]) EXPECT_LT(id.get<int>(), 200);
   }
-  EXPECT_NE(report["requests"][0]["output_ids"], report["requests"][1]["output_ids"]);   // their prompts differ
+  EXPECT_NE(report["requests"][0]["output_ids"], report["requests"][1]["output_ids"]);  // their prompts differ
   // Deterministic like every run: the same bytes again.
   ASSERT_EQ(run_cli("run --quiet " + scenario + " --out " + dir + "/b").exit_code, 0);
   EXPECT_TRUE(read_file(dir + "/a/report.json") == read_file(dir + "/b/report.json"));
@@ -72,7 +74,10 @@ TEST(MakeModel, ScenarioNamingAMissingDirectoryExitsTwo) {
 
 TEST(MakeModel, ScenarioNamingADirectoryWithoutWeightsExitsTwo) {
   const std::string dir = fresh_dir("make-model-noweights");
-  ASSERT_EQ(run_cli("make-model --out " + dir + "/m --layers 1 --hidden 32 --heads 2 --kv-heads 2 --experts 0 --vocab 50").exit_code, 0);
+  ASSERT_EQ(
+      run_cli("make-model --out " + dir + "/m --layers 1 --hidden 32 --heads 2 --kv-heads 2 --experts 0 --vocab 50")
+          .exit_code,
+      0);
   std::filesystem::remove(dir + "/m/model.safetensors");
   const auto r = run_cli("run " + scenario_naming(dir, {{"path", "m"}}));
   EXPECT_EQ(r.exit_code, 2) << r.output;

@@ -1,7 +1,6 @@
 // meshinfer plan as a user runs it: refusals, what-if cards, job-count independence.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -89,8 +88,10 @@ TEST(Plan, WhatIfHardwareCardIsPlannedWith) {
   std::ofstream(dir + "/future-1tb.json") << R"({"memory_gb": 1000, "usable_memory_fraction": 0.9,
     "memory_bandwidth_gbs": 1200, "peak_tflops_fp16": 40, "ports": {"thunderbolt": 5}, "ssd_read_gbs": 8,
     "idle_watts": 10, "loaded_watts": 300, "price_usd": 15000, "boot_s": 45})";
-  const auto r = run_cli("plan --model qwen3-235b-a22b --quant bf16 --card " + dir + "/future-1tb.json --hardware future-1tb "
-                         "--max-nodes 1 --out " + dir);
+  const auto r = run_cli("plan --model qwen3-235b-a22b --quant bf16 --card " + dir +
+                         "/future-1tb.json --hardware future-1tb "
+                         "--max-nodes 1 --out " +
+                         dir);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto plan = nlohmann::json::parse(read_file(dir + "/plan.json"));
   ASSERT_EQ(plan["candidates"].size(), 1u);
@@ -121,16 +122,19 @@ TEST(Plan, PublishedConfigurationsAgreeWithTheCalibrationReport) {
   struct Case {
     std::string quant, link, strategy, profile, row_suffix;
   };
-  for (const Case& c : {Case{"8bit", "tb5-rdma", "tensor", "exo-tensor-rdma", "8bit decode x{} (exo-tensor-rdma)"},
-                        Case{"q4_k_m", "tb5-tcp", "pipeline", "llamacpp-rpc-tcp", "q4_k_m? decode x{} (llamacpp-rpc-tcp)"}}) {
+  for (const Case& c :
+       {Case{"8bit", "tb5-rdma", "tensor", "exo-tensor-rdma", "8bit decode x{} (exo-tensor-rdma)"},
+        Case{"q4_k_m", "tb5-tcp", "pipeline", "llamacpp-rpc-tcp", "q4_k_m? decode x{} (llamacpp-rpc-tcp)"}}) {
     const std::string out = testsupport::fresh_dir("plan-published-" + c.profile);
-    const auto r = run_cli("plan --model qwen3-235b-a22b --quant " + c.quant + " --hardware m3-ultra-512gb,m3-ultra-256gb --max-nodes 4 --links " +
-                           c.link + " --strategies " + c.strategy + " --profile " + c.profile + " --out " + out);
+    const auto r = run_cli("plan --model qwen3-235b-a22b --quant " + c.quant +
+                           " --hardware m3-ultra-512gb,m3-ultra-256gb --max-nodes 4 --links " + c.link +
+                           " --strategies " + c.strategy + " --profile " + c.profile + " --out " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto plan = nlohmann::json::parse(read_file(out + "/plan.json"));
     // The published cluster's first n machines: one 512 GB, two 512 GB, all four.
     const std::vector<std::vector<std::string>> published = {
-        {"m3-ultra-512gb"}, {"m3-ultra-512gb", "m3-ultra-512gb"},
+        {"m3-ultra-512gb"},
+        {"m3-ultra-512gb", "m3-ultra-512gb"},
         {"m3-ultra-512gb", "m3-ultra-512gb", "m3-ultra-256gb", "m3-ultra-256gb"}};
     for (const auto& nodes : published) {
       const std::string row = "qwen3-235b-a22b " + fmt::format(fmt::runtime(c.row_suffix), nodes.size());

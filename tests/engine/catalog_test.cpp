@@ -3,11 +3,11 @@
 #include "engine/catalog.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "engine/error.hpp"
 
@@ -39,7 +39,7 @@ TEST(CatalogParams, Llama33_70bLayerAndTotal) {
   const double norms = 2 * 8192.0;
   const LayerCost c = layer_cost(m, 0);
   EXPECT_DOUBLE_EQ(c.params, attention + ffn + norms);
-  EXPECT_DOUBLE_EQ(c.active_params, c.params);  // dense
+  EXPECT_DOUBLE_EQ(c.active_params, c.params);    // dense
   const double embeddings = 2 * 128256.0 * 8192;  // input embedding + untied LM head
   EXPECT_DOUBLE_EQ(embedding_params(m), embeddings);
   EXPECT_DOUBLE_EQ(total_params(m), 80 * (attention + ffn + norms) + embeddings);
@@ -49,13 +49,12 @@ TEST(CatalogParams, Llama33_70bLayerAndTotal) {
 
 TEST(CatalogParams, OtherLlamasMatchTheirNames) {
   // 405B: 126 x (GQA 128/8 heads at 16384 + 3 x 16384 x 53248) + 2 x 128256 x 16384.
-  const double l405 = 126 * (gqa_attention(16384, 128, 8, 128) + 3 * 16384.0 * 53248 + 2 * 16384.0) +
-                      2 * 128256.0 * 16384;
+  const double l405 =
+      126 * (gqa_attention(16384, 128, 8, 128) + 3 * 16384.0 * 53248 + 2 * 16384.0) + 2 * 128256.0 * 16384;
   EXPECT_DOUBLE_EQ(total_params(cat().model("llama-3.1-405b")), l405);
   expect_near_rel(l405, 405e9, 0.02);
 
-  const double l8 = 32 * (gqa_attention(4096, 32, 8, 128) + 3 * 4096.0 * 14336 + 2 * 4096.0) +
-                    2 * 128256.0 * 4096;
+  const double l8 = 32 * (gqa_attention(4096, 32, 8, 128) + 3 * 4096.0 * 14336 + 2 * 4096.0) + 2 * 128256.0 * 4096;
   EXPECT_DOUBLE_EQ(total_params(cat().model("llama-3.1-8b")), l8);
   expect_near_rel(l8, 8.03e9, 0.02);
 
@@ -63,8 +62,7 @@ TEST(CatalogParams, OtherLlamasMatchTheirNames) {
   const ModelCard& m3 = cat().model("llama-3.2-3b");
   EXPECT_TRUE(m3.tied_embeddings);
   EXPECT_DOUBLE_EQ(embedding_params(m3), 128256.0 * 3072);
-  const double l3 = 28 * (gqa_attention(3072, 24, 8, 128) + 3 * 3072.0 * 8192 + 2 * 3072.0) +
-                    128256.0 * 3072;
+  const double l3 = 28 * (gqa_attention(3072, 24, 8, 128) + 3 * 3072.0 * 8192 + 2 * 3072.0) + 128256.0 * 3072;
   EXPECT_DOUBLE_EQ(total_params(m3), l3);
   expect_near_rel(l3, 3.21e9, 0.02);
 }
@@ -92,7 +90,7 @@ TEST(CatalogParams, Qwen3MoeTotalAndActive) {
 
 // DeepSeek-V3 MLA attention, 128 heads at hidden 7168.
 double deepseek_attention(double heads) {
-  const double q = 7168.0 * 1536 + 1536.0 * heads * (128 + 64);   // q_a, q_b
+  const double q = 7168.0 * 1536 + 1536.0 * heads * (128 + 64);         // q_a, q_b
   const double kv = 7168.0 * (512 + 64) + 512.0 * heads * (128 + 128);  // kv_a, kv_b
   const double o = heads * 128 * 7168.0;
   return q + kv + o;
@@ -205,8 +203,8 @@ TEST(CatalogCards, EveryModelHasItsQuantizations) {
       {"llama-3.1-8b", {"bf16", "fp16", "8bit", "4bit", "q4_k_m"}},
       {"llama-3.2-3b", {"bf16", "fp16", "8bit", "4bit", "q4_k_m"}},
   };
-  const std::map<std::string, double> bits = {{"bf16", 16}, {"fp16", 16}, {"8bit", 8.5},
-                                              {"4bit", 4.5}, {"q4_k_m", 4.82}};
+  const std::map<std::string, double> bits = {
+      {"bf16", 16}, {"fp16", 16}, {"8bit", 8.5}, {"4bit", 4.5}, {"q4_k_m", 4.82}};
   for (const auto& [name, quants] : expected) {
     const ModelCard& m = cat().model(name);
     for (const std::string& q : quants) {
@@ -280,9 +278,8 @@ TEST(CatalogCards, UnknownNamesListTheKnownOnes) {
 class MalformedCard : public testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("meshinfer-catalog-" + std::to_string(getpid()) + "-" +
-            testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("meshinfer-catalog-" + std::to_string(getpid()) + "-" +
+                                        testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_ / "models");
   }
   void TearDown() override { fs::remove_all(dir_); }

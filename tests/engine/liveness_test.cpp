@@ -1,8 +1,9 @@
 // What a node concludes from heartbeats and gossip, and the decisions it sends.
+#include "engine/liveness.hpp"
+
 #include <gtest/gtest.h>
 
 #include "engine/epoch_runtime.hpp"
-#include "engine/liveness.hpp"
 
 namespace {
 

@@ -1,11 +1,12 @@
 // Measurements file parsing, the scenario each row becomes, and profile files
 // the fit reads and rewrites.
+#include "engine/measurements.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "engine/measurements.hpp"
 #include "engine/error.hpp"
 
 namespace {
@@ -77,7 +78,9 @@ TEST(CalibrationProfiles, RewriteKeepsUnitsAndBoundsAndReadsBack) {
   engine::write_profile(file, out, p);
   std::ifstream in(out);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find(R"("memory_bandwidth_efficiency": {"value":0.8123,"unit":"fraction","fit":[0.3,0.95]})"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("memory_bandwidth_efficiency": {"value":0.8123,"unit":"fraction","fit":[0.3,0.95]})"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find(R"("per_layer_overhead_us": {"value":12.0,"unit":"us"})"), std::string::npos) << text;
   EXPECT_EQ(engine::fit_parameters(out).size(), 1u);
 }

@@ -1,9 +1,9 @@
 // Placement: expected shares are derived here from the cards, not pasted.
+#include "engine/planner.hpp"
+
 #include <gtest/gtest.h>
 
 #include <numeric>
-
-#include "engine/planner.hpp"
 
 namespace {
 
@@ -20,7 +20,8 @@ engine::Scenario cluster(const std::vector<std::string>& hardware, const std::st
   return s;
 }
 
-const std::vector<std::string> kReferenceCluster = {"m3-ultra-512gb", "m3-ultra-512gb", "m3-ultra-256gb", "m3-ultra-256gb"};
+const std::vector<std::string> kReferenceCluster = {"m3-ultra-512gb", "m3-ultra-512gb", "m3-ultra-256gb",
+                                                    "m3-ultra-256gb"};
 
 TEST(Planner, PipelineSplitsLayersByMemoryOnMixedCluster) {
   const auto& catalog = Catalog::builtin();
@@ -97,8 +98,9 @@ TEST(Planner, RefusesWhatDoesNotFitWithTheShortfall) {
 }
 
 TEST(Planner, ExpertParallelNeedsMoeAndSplitsExperts) {
-  EXPECT_THROW(make_plan(cluster({"m3-ultra-512gb", "m3-ultra-512gb"}, "llama-3.3-70b", "8bit"), Catalog::builtin(), "expert"),
-               PlanError);
+  EXPECT_THROW(
+      make_plan(cluster({"m3-ultra-512gb", "m3-ultra-512gb"}, "llama-3.3-70b", "8bit"), Catalog::builtin(), "expert"),
+      PlanError);
   const auto plan = make_plan(cluster(kReferenceCluster, "qwen3-235b-a22b", "4bit"), Catalog::builtin(), "expert");
   int experts = 0;
   for (const auto& sh : plan.shards) experts += sh.experts;

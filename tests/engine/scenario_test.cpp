@@ -4,13 +4,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-#include <unistd.h>
 
 #include "engine/error.hpp"
 
@@ -203,8 +203,8 @@ TEST(ScenarioRefusal, BadFaultTarget) {
                  "unknown link target 'm1-m9': write \"a-b\" with two node names (nodes: m1, m2)");
   expect_refused(with(R"({"faults": [{"at_s": 1, "kind": "node-crash", "target": "m3"}]})"), "/faults/0/target",
                  "unknown node 'm3'");
-  expect_refused(with(R"({"faults": [{"at_s": 1, "kind": "rdma-stack-failure", "target": "m1"}]})"),
-                 "/faults/0/target", "unknown key 'target'");
+  expect_refused(with(R"({"faults": [{"at_s": 1, "kind": "rdma-stack-failure", "target": "m1"}]})"), "/faults/0/target",
+                 "unknown key 'target'");
 }
 
 TEST(ScenarioRefusal, LinkFaultNeedsACable) {
@@ -283,8 +283,9 @@ TEST(ScenarioRefusal, NamesOutsideAnOwnCatalog) {
     }
     return std::string("accepted");
   };
-  EXPECT_EQ(refusal(with("{}")), "own.json: /cluster/fabric/link: unknown default link 'tb5-rdma'; "
-                                 "known: 10gbe, 2.5gbe, qsfp200-roce, tb5-tcp");
+  EXPECT_EQ(refusal(with("{}")),
+            "own.json: /cluster/fabric/link: unknown default link 'tb5-rdma'; "
+            "known: 10gbe, 2.5gbe, qsfp200-roce, tb5-tcp");
   // Profiles are listed from the catalog's profiles/ folder when the scenario is read.
   EXPECT_EQ(refusal(with(R"({"cluster": {"fabric": {"link": "tb5-tcp"}}, "profile": "exo"})")),
             "own.json: /profile: unknown profile 'exo'; known: meshinfer");
@@ -370,9 +371,9 @@ TEST(Scenario, FullMeshCablesEveryPairOncePortsNumberedPerNode) {
     }
     EXPECT_EQ(pairs.size(), s.fabric.cables.size());
     for (const auto& used : ports) {
-      ASSERT_EQ(used.size(), size_t(n - 1));   // distinct
+      ASSERT_EQ(used.size(), size_t(n - 1));  // distinct
       if (n > 1) {
-        EXPECT_EQ(*used.rbegin(), n - 1);   // 1..n-1
+        EXPECT_EQ(*used.rbegin(), n - 1);  // 1..n-1
       }
     }
   }
@@ -435,7 +436,7 @@ TEST(Scenario, ReadsEverySection) {
   })"),
                               "full.json", cat());
   EXPECT_EQ(s.seed, 42u);
-  EXPECT_EQ(s.workload.requests, 4);   // 4.0 is an integer to JSON Schema too
+  EXPECT_EQ(s.workload.requests, 4);  // 4.0 is an integer to JSON Schema too
   ASSERT_EQ(s.fabric.cables.size(), 3u);
   EXPECT_EQ(s.fabric.cables[0].port_a, 2);
   EXPECT_EQ(s.fabric.cables[0].port_b, 5);
@@ -475,7 +476,8 @@ TEST(Scenario, SchemaListsTheLoadersNames) {
   std::sort(loader.begin(), loader.end());
   EXPECT_EQ(metrics, loader);
   std::vector<std::string> kinds;
-  for (const auto& branch : defs.at("fault").at("oneOf")) kinds.push_back(branch.at("properties").at("kind").at("const"));
+  for (const auto& branch : defs.at("fault").at("oneOf"))
+    kinds.push_back(branch.at("properties").at("kind").at("const"));
   EXPECT_EQ(json(kinds), names(kFaultKinds));
 }
 

@@ -1,7 +1,7 @@
 // The client's retries: an interrupted request resumes under its own id.
-#include <gtest/gtest.h>
-
 #include "engine/scheduler.hpp"
+
+#include <gtest/gtest.h>
 
 namespace {
 

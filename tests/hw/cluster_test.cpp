@@ -1,9 +1,10 @@
 // The cluster file (MLX hostfile) in both forms, and bad input named by file,
 // JSON path and reason.
+#include "hw/cluster.hpp"
+
 #include <gtest/gtest.h>
 
 #include "engine/error.hpp"
-#include "hw/cluster.hpp"
 
 namespace {
 

@@ -27,11 +27,13 @@ sim::IsolatedResult run_on_simgrid(int n, std::uint64_t elements) {
   return sim::run_isolated([&] {
     sim::Simulation simulation(sim::full_mesh(n, test_link()));
     std::vector<std::string> digests(n);
-    simulation.spawn_all([&](engine::Runtime& rt) { digests[rt.rank()] = testsupport::run_collective_suite(rt, elements); });
+    simulation.spawn_all(
+        [&](engine::Runtime& rt) { digests[rt.rank()] = testsupport::run_collective_suite(rt, elements); });
     simulation.run();
     std::string out;
     for (int r = 0; r < n; ++r) {
-      if (!simulation.errors()[r].empty()) throw std::runtime_error("rank " + std::to_string(r) + ": " + simulation.errors()[r]);
+      if (!simulation.errors()[r].empty())
+        throw std::runtime_error("rank " + std::to_string(r) + ": " + simulation.errors()[r]);
       out += digests[r] + "|";
     }
     return out;
@@ -47,9 +49,8 @@ TEST_P(CollectivesBothRuntimes, CorrectAndBitwiseEqual) {
   const sim::IsolatedResult simulated = run_on_simgrid(n, elements);
   ASSERT_TRUE(simulated.ok) << simulated.output;
 
-  const auto tcp = testsupport::run_tcp_cluster(n, [&](engine::Runtime& rt) {
-    return testsupport::run_collective_suite(rt, elements);
-  });
+  const auto tcp = testsupport::run_tcp_cluster(
+      n, [&](engine::Runtime& rt) { return testsupport::run_collective_suite(rt, elements); });
   std::string tcp_digests;
   for (int r = 0; r < n; ++r) {
     ASSERT_TRUE(tcp[r].ok) << "rank " << r << ": " << tcp[r].output;

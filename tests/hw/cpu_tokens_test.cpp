@@ -24,8 +24,8 @@ class CpuTokens : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = testsupport::fresh_dir("tiny-model");
-    engine::ModelConfig c = engine::tiny_model_config();   // 4 layers, hidden 256, 8 heads, 4 KV heads, 8 experts top-2
-    c.moe_intermediate_size = 128;   // smaller experts and vocabulary: a faster test
+    engine::ModelConfig c = engine::tiny_model_config();  // 4 layers, hidden 256, 8 heads, 4 KV heads, 8 experts top-2
+    c.moe_intermediate_size = 128;                        // smaller experts and vocabulary: a faster test
     c.vocab_size = 384;
     engine::write_random_model(dir_, c, 42);
     reference_ = over_tcp(1, "tensor");
@@ -40,7 +40,8 @@ class CpuTokens : public testing::Test {
     auto s = scenario(n);
     s.profile = profile;
     const auto results = testsupport::run_tcp_cluster(
-        n, [&](engine::Runtime& rt) { return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, strategy)); }, 120);
+        n, [&](engine::Runtime& rt) { return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, strategy)); },
+        120);
     for (int r = 0; r < n; ++r)
       if (!results[r].ok) return "rank " + std::to_string(r) + " failed: " + results[r].output;
     return results[0].output;
@@ -107,7 +108,7 @@ TEST_F(CpuTokens, NodeCrashMidRunIsReplannedWithoutChangingATokenInTheSimulator)
   const auto r = sim::run_isolated([&] {
     auto s = scenario(4);
     s.faults.push_back({});
-    s.faults[0].at_s = 0.004;   // simulated: mid-decode
+    s.faults[0].at_s = 0.004;  // simulated: mid-decode
     s.faults[0].kind = "node-crash";
     s.faults[0].target = "n3";
     s.faults[0].node = 3;

@@ -1,12 +1,13 @@
 // Several hosts on this one machine: one rank per network namespace, joined by
 // a full mesh of veth pairs, over TCP. Skipped (with the reason) where
 // namespaces cannot be made.
+#include "support/netns_mesh.hpp"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "support/cli_runner.hpp"
-#include "support/netns_mesh.hpp"
 #include "support/real_run.hpp"
 
 namespace {
@@ -57,8 +58,8 @@ TEST_F(NetnsMeshTest, ProbedCardRunsInBothWorlds) {
   EXPECT_GT(probed["bandwidth_gbps"].get<double>(), 0) << probe.output;
   EXPECT_GT(probed["latency_us"].get<double>(), 0) << probe.output;
 
-  const std::string scenario =
-      testsupport::write_json(dir, "s", testsupport::small_scenario("netns-probe", world, 2, 8, "fail-stop", "veth-probed"));
+  const std::string scenario = testsupport::write_json(
+      dir, "s", testsupport::small_scenario("netns-probe", world, 2, 8, "fail-stop", "veth-probed"));
   const auto real = testsupport::run_cli(launch_args(mesh, cluster, scenario, dir + "/real") + " --card " + card);
   ASSERT_EQ(real.exit_code, 0) << real.output;
   const auto simulated = testsupport::run_cli("run --quiet " + scenario + " --card " + card + " --out " + dir + "/sim");

@@ -1,10 +1,9 @@
 // On an idle simulated mesh each all-reduce takes its closed-form time.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "engine/collectives.hpp"
 #include "sim/isolated.hpp"

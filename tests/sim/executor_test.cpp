@@ -1,8 +1,7 @@
 // Simulated step times against the cost model and link cards, computed here
 // from the cards (not pasted from a previous run).
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "engine/cost_model.hpp"
 #include "engine/planner.hpp"

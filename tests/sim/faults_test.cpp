@@ -5,8 +5,8 @@
 
 #include "engine/executor.hpp"
 #include "engine/planner.hpp"
-#include "engine/stack_card.hpp"
 #include "engine/report/report.hpp"
+#include "engine/stack_card.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
 
@@ -124,7 +124,8 @@ TEST(Faults, TooShortADeadlineIsAnInvariantViolation) {
   s.deadline_s = 0.5;
   const json report = simulate(s);
   ASSERT_FALSE(report["invariants"].empty());
-  EXPECT_NE(report["invariants"][0].get<std::string>().find("deadline"), std::string::npos) << report["invariants"].dump();
+  EXPECT_NE(report["invariants"][0].get<std::string>().find("deadline"), std::string::npos)
+      << report["invariants"].dump();
 }
 
 }  // namespace
@@ -258,7 +259,8 @@ TEST(Faults, AClientOutOfTriesGivesUpWithTheRecoveryAsTheCause) {
   int gave_up = 0;
   for (const auto& r : report["requests"])
     if (r["status"] == "failed") {
-      EXPECT_NE(r["error"].get<std::string>().find("the client gave up after 1 tries: peer"), std::string::npos) << r.dump();
+      EXPECT_NE(r["error"].get<std::string>().find("the client gave up after 1 tries: peer"), std::string::npos)
+          << r.dump();
       ++gave_up;
     }
   EXPECT_GT(gave_up, 0);
@@ -355,8 +357,8 @@ namespace {
 TEST(Faults, OverlappingHangsEndWhenTheLastOneDoes) {
   engine::Scenario s = load("node-hang-replan.json");
   s.faults.push_back(s.faults[0]);
-  s.faults[0].duration_s = 2;      // 1.0 .. 3.0
-  s.faults[1].at_s = 2;            // 2.0 .. 4.0: outlasts the first
+  s.faults[0].duration_s = 2;  // 1.0 .. 3.0
+  s.faults[1].at_s = 2;        // 2.0 .. 4.0: outlasts the first
   s.faults[1].duration_s = 2;
   const json report = simulate(s);
   expect_all(report, "completed");

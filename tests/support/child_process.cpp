@@ -73,7 +73,8 @@ std::string ChildProcess::wait_for_line(const std::string& needle, double timeou
     const std::size_t end = at == std::string::npos ? at : output_.find('\n', at);
     if (end != std::string::npos) {
       const std::size_t begin = output_.rfind('\n', at);
-      return output_.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1));
+      return output_.substr(begin == std::string::npos ? 0 : begin + 1,
+                            end - (begin == std::string::npos ? 0 : begin + 1));
     }
     const double left = timeout_s - seconds_since(start);
     if (left <= 0 || !read_some(std::min(left, 0.1))) return "";

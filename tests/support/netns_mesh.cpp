@@ -13,7 +13,7 @@ namespace testsupport {
 
 namespace {
 
-constexpr const char* kNamePrefix = "mi";   // mi<pid>n<rank>
+constexpr const char* kNamePrefix = "mi";  // mi<pid>n<rank>
 
 void must(const std::string& command) {
   const CliResult r = run_shell(command + " 2>&1");
@@ -40,7 +40,8 @@ void remove_leftovers() {
 
 std::string NetnsMesh::unavailable_reason() {
   if (::geteuid() != 0) return "needs root to create network namespaces";
-  if (run_shell("command -v ip >/dev/null && command -v tc >/dev/null").exit_code != 0) return "needs ip and tc (iproute2)";
+  if (run_shell("command -v ip >/dev/null && command -v tc >/dev/null").exit_code != 0)
+    return "needs ip and tc (iproute2)";
   const std::string probe = std::string(kNamePrefix) + std::to_string(::getpid()) + "probe";
   if (run_shell("ip netns add " + probe + " 2>/dev/null && ip netns del " + probe).exit_code != 0)
     return "cannot create network namespaces here";
@@ -56,7 +57,7 @@ NetnsMesh::NetnsMesh(int n, const std::string& tbf) : n_(n), prefix_(kNamePrefix
     }
     for (int a = 0; a < n; ++a) {
       for (int b = a + 1; b < n; ++b) {
-        const std::string va = "v" + std::to_string(b), vb = "v" + std::to_string(a);   // named for the far end
+        const std::string va = "v" + std::to_string(b), vb = "v" + std::to_string(a);  // named for the far end
         must("ip -n " + ns(a) + " link add name " + va + " type veth peer name " + vb + " netns " + ns(b));
         for (const auto& [r, dev] : {std::pair{a, va}, std::pair{b, vb}}) {
           must("ip -n " + ns(r) + " addr add " + address(a, b, n, r) + "/24 dev " + dev);
@@ -66,7 +67,7 @@ NetnsMesh::NetnsMesh(int n, const std::string& tbf) : n_(n), prefix_(kNamePrefix
       }
     }
   } catch (...) {
-    teardown();   // no destructor runs for a constructor that threw
+    teardown();  // no destructor runs for a constructor that threw
     throw;
   }
 }

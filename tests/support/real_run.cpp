@@ -9,7 +9,8 @@ namespace testsupport {
 nlohmann::json small_scenario(const std::string& name, int nodes, int requests, int output_tokens,
                               const std::string& recovery, const std::string& link) {
   nlohmann::json cluster_nodes = nlohmann::json::array();
-  for (int i = 0; i < nodes; ++i) cluster_nodes.push_back({{"name", "m" + std::to_string(i + 1)}, {"hardware", "m3-ultra-512gb"}});
+  for (int i = 0; i < nodes; ++i)
+    cluster_nodes.push_back({{"name", "m" + std::to_string(i + 1)}, {"hardware", "m3-ultra-512gb"}});
   return {{"name", name},
           {"description", "real-process test"},
           {"seed", 1},

@@ -2,9 +2,10 @@
 // what those tests read back from a launch.
 #pragma once
 
+#include <sys/types.h>
+
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 namespace testsupport {

@@ -1,11 +1,11 @@
 // CpuBackend's kernels against their textbook definitions, written as naive loops here.
+#include "engine/compute/cpu_ops.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numeric>
 #include <random>
-
-#include "engine/compute/cpu_ops.hpp"
 
 namespace {
 
@@ -36,7 +36,7 @@ TEST(CpuOps, RmsNormDividesByRootMeanSquareTimesWeight) {
   const std::vector<float> w = {1, 2, 1, 1};
   std::vector<float> out(8);
   cpu::rms_norm(x, 2, 4, w, 0.0, out);
-  EXPECT_NEAR(out[0], 3 / 2.5f, 1e-6);   // rms of (3, 4, 0, 0) is sqrt(25/4) = 2.5
+  EXPECT_NEAR(out[0], 3 / 2.5f, 1e-6);  // rms of (3, 4, 0, 0) is sqrt(25/4) = 2.5
   EXPECT_NEAR(out[1], 2 * 4 / 2.5f, 1e-6);
   EXPECT_NEAR(out[5], 2.0f, 1e-6);
 }
@@ -63,7 +63,7 @@ TEST(CpuOps, RopeRotatesPairsByPositionTimesFrequency) {
 }
 
 TEST(CpuOps, AttendMatchesNaiveSoftmaxAttention) {
-  const int d = 4, n = 6, stride = 3 * d;   // the head's columns inside rows of 3 heads
+  const int d = 4, n = 6, stride = 3 * d;  // the head's columns inside rows of 3 heads
   const auto q = random_vector(d, 6), keys = random_vector(n * stride, 7), values = random_vector(n * stride, 8);
   std::vector<float> out(d);
   cpu::attend(q, keys.data() + d, values.data() + d, n, stride, out);
@@ -85,7 +85,7 @@ TEST(CpuOps, RoutePicksTheTopExpertsAndRenormalises) {
   const std::vector<float> logits = {0.1f, 2.0f, -1.0f, 1.5f, 2.0f};
   const auto picked = cpu::route(logits, 3, /*normalize=*/true);
   ASSERT_EQ(picked.size(), 3u);
-  EXPECT_EQ(picked[0].first, 1);   // a tie goes to the lower index
+  EXPECT_EQ(picked[0].first, 1);  // a tie goes to the lower index
   EXPECT_EQ(picked[1].first, 4);
   EXPECT_EQ(picked[2].first, 3);
   const double e2 = std::exp(2.0), e15 = std::exp(1.5);

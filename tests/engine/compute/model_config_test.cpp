@@ -1,15 +1,16 @@
 // Model directories: make-model's output is deterministic and loads back as
 // the card the planner uses; bad configs are refused with the key and why.
+#include "engine/compute/model_config.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/error.hpp"
-#include "engine/compute/model_config.hpp"
 #include "engine/compute/random_model.hpp"
 #include "engine/compute/safetensors.hpp"
+#include "engine/error.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {
@@ -63,7 +64,8 @@ TEST(ModelConfig, MadeModelHasHuggingFaceNamesAndLoadsAsACard) {
   std::uint64_t header = 0;
   std::memcpy(&header, bytes.data(), 8);
   const double uncounted = card.layers * 2 * card.head_dim + card.hidden;
-  EXPECT_DOUBLE_EQ(engine::weight_bytes(card, card.quantizations[0]) + 4 * uncounted, double(bytes.size() - 8 - header));
+  EXPECT_DOUBLE_EQ(engine::weight_bytes(card, card.quantizations[0]) + 4 * uncounted,
+                   double(bytes.size() - 8 - header));
 }
 
 // The InputError of loading `config` (written as config.json), or a failure.

@@ -1,5 +1,7 @@
 // The safetensors reader and writer: a round trip, 16-bit dtypes converted as
 // torch does, and a clear refusal (file, tensor, reason) of every bad file.
+#include "engine/compute/safetensors.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
-#include "engine/compute/safetensors.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {
@@ -60,8 +61,9 @@ TEST(Safetensors, RoundTripKeepsNamesShapesValuesAndMetadata) {
 TEST(Safetensors, ReadsBf16AndF16AsFloat) {
   // 1.0, -2.5 and 65504 (F16's largest) and a subnormal 2^-24; bf16 1.0 and -3.0.
   const std::vector<unsigned char> data = {0x00, 0x3c, 0x00, 0xc1, 0xff, 0x7b, 0x01, 0x00, 0x80, 0x3f, 0x40, 0xc0};
-  const std::string path = raw_file("f16", R"({"h":{"dtype":"F16","shape":[4],"data_offsets":[0,8]},)"
-                                           R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[8,12]}})",
+  const std::string path = raw_file("f16",
+                                    R"({"h":{"dtype":"F16","shape":[4],"data_offsets":[0,8]},)"
+                                    R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[8,12]}})",
                                     data);
   const SafetensorsFile f(path);
   EXPECT_EQ(f.read("h", {4}), (std::vector<float>{1.0f, -2.5f, 65504.0f, 0x1p-24f}));

@@ -86,7 +86,7 @@ TEST(ReportHtml, ClusterDrawsNodesAndCablesWithUtilization) {
   EXPECT_EQ(attribute_values(cl, "<line class=\"cable\"", "data-utilization"),
             (std::vector<std::string>{"0.01", "0.02", "0.03"}));
   EXPECT_THAT(cl, HasSubstr("tb5-rdma · 3.00%"));
-  EXPECT_THAT(cl, HasSubstr("class=\"node-box failed\""));   // c reported an error
+  EXPECT_THAT(cl, HasSubstr("class=\"node-box failed\""));  // c reported an error
   EXPECT_THAT(cl, HasSubstr("data-weight-gb=\"100\" data-memory-gb=\"200\""));
 }
 
@@ -94,7 +94,8 @@ TEST(ReportHtml, FaultMarkersAndPhasesAtTheirTimes) {
   const std::string html = render_html(report());
   for (const char* chart : {"timeline", "throughput"}) {
     const std::string fig = figure(html, chart);
-    EXPECT_EQ(attribute_values(fig, "<line class=\"fault-marker\"", "data-t"), (std::vector<std::string>{"0.75", "1.25"}))
+    EXPECT_EQ(attribute_values(fig, "<line class=\"fault-marker\"", "data-t"),
+              (std::vector<std::string>{"0.75", "1.25"}))
         << chart;
     EXPECT_EQ(attribute_values(fig, "<rect class=\"phase\"", "data-end"), (std::vector<std::string>{"1", "2"}))
         << chart << ": an open phase runs to the end of the run";
@@ -120,18 +121,19 @@ TEST(ReportHtml, RequestsThroughputAndHistogramsCarryTheirData) {
   EXPECT_EQ(attribute_values(tl, "<g class=\"request\"", "data-status"),
             (std::vector<std::string>{"completed", "failed"}));
   EXPECT_EQ(attribute_values(figure(html, "throughput"), "<rect class=\"tokens column\"", "data-tokens-per-s"),
-            (std::vector<std::string>{"2", "6", "4"}));   // the empty bucket draws nothing
+            (std::vector<std::string>{"2", "6", "4"}));  // the empty bucket draws nothing
   EXPECT_EQ(attribute_values(figure(html, "itl"), "<rect class=\"bin\"", "data-count"),
             (std::vector<std::string>{"2", "2"}));
   EXPECT_EQ(attribute_values(figure(html, "itl"), "<line class=\"percentile\"", "data-value"),
-            (std::vector<std::string>{"100", "200"}));   // in ms
+            (std::vector<std::string>{"100", "200"}));  // in ms
   EXPECT_EQ(attribute_values(figure(html, "per-token"), "<g class=\"breakdown\"", "data-compute-ms"),
             (std::vector<std::string>{"166.66666666666666", "166.66666666666666", "83.33333333333333"}));
 }
 
 TEST(ReportHtml, ExpectationRowsPassAndFail) {
   const std::string html = render_html(report());
-  EXPECT_EQ(attribute_values(html, "<tr class=\"expectation\"", "data-pass"), (std::vector<std::string>{"false", "true"}));
+  EXPECT_EQ(attribute_values(html, "<tr class=\"expectation\"", "data-pass"),
+            (std::vector<std::string>{"false", "true"}));
   EXPECT_THAT(html, HasSubstr(">FAIL</span>"));
   EXPECT_THAT(html, HasSubstr("<td>≥ 5</td>"));
 }
@@ -151,15 +153,16 @@ TEST(ReportHtml, TextIsEscaped) {
 // Nothing in the page can fetch: no element or CSS construct that loads a resource.
 TEST(ReportHtml, SelfContained) {
   const std::string html = render_html(report());
-  for (const char* fetcher : {"<script", "<link", "<img", "<image", "<iframe", "<object", "<embed", "<use", "src=",
-                              "href=", "url(", "@import", "http:", "https:", "//"}) {
+  for (const char* fetcher : {"<script", "<link", "<img", "<image", "<iframe", "<object", "<embed", "<use",
+                              "src=", "href=", "url(", "@import", "http:", "https:", "//"}) {
     EXPECT_THAT(html, Not(HasSubstr(fetcher))) << fetcher;
   }
 }
 
 TEST(ReportHtml, EmptyRunDrawsWithoutNaN) {
   auto rep = report();
-  rep["timeline"] = ordered_json::parse(R"({"buckets": 4, "bucket_s": 0, "nodes": [], "links": [], "tokens": [0, 0, 0, 0]})");
+  rep["timeline"] =
+      ordered_json::parse(R"({"buckets": 4, "bucket_s": 0, "nodes": [], "links": [], "tokens": [0, 0, 0, 0]})");
   rep["distributions"] = ordered_json::parse(
       R"({"ttft_s": {"start": 0, "width": 0, "counts": []}, "itl_s": {"start": 0, "width": 0, "counts": []}})");
   rep["summary"]["output_tokens"] = 0;

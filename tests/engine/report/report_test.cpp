@@ -1,7 +1,6 @@
 // Reports from a hand-built run of two nodes and three requests: every figure
 // below is worked out by hand from the inputs in run().
 #include "engine/report/report.hpp"
-#include "engine/report/report_html.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "engine/report/report_html.hpp"
 
 namespace engine {
 namespace {
@@ -140,11 +141,11 @@ TEST(Report, PlanNodesAndRequests) {
   EXPECT_DOUBLE_EQ(shard["free_gb"].get<double>(), 92.0);
 
   const auto& n0 = rep["nodes"][0];
-  EXPECT_DOUBLE_EQ(n0["idle_s"].get<double>(), 1.5);   // 4 - 2 - 0.5
+  EXPECT_DOUBLE_EQ(n0["idle_s"].get<double>(), 1.5);  // 4 - 2 - 0.5
   EXPECT_DOUBLE_EQ(n0["utilization"].get<double>(), 0.5);
   EXPECT_EQ(n0["bytes_sent"], 1000);
   EXPECT_EQ(n0["messages_sent"], 10);
-  EXPECT_EQ(rep["nodes"][1]["idle_s"], 0.0);   // 4 - 3 - 1.5, floored
+  EXPECT_EQ(rep["nodes"][1]["idle_s"], 0.0);  // 4 - 3 - 1.5, floored
   EXPECT_EQ(rep["nodes"][1]["error"], "peer 0 failed: link down");
 
   const auto& failed = rep["requests"][2];
@@ -185,9 +186,9 @@ TEST(Report, TimelineSpreadsStepsOverBuckets) {
   ASSERT_EQ(m1["compute_s"].size(), 120u);
   EXPECT_NEAR(m1["compute_s"][0].get<double>(), 0.8 / 30, 1e-6);
   EXPECT_NEAR(m1["comm_s"][0].get<double>(), 0.2 / 30, 1e-6);
-  EXPECT_NEAR(m1["idle_s"][0].get<double>(), 0, 1e-6);       // the step fills the bucket
+  EXPECT_NEAR(m1["idle_s"][0].get<double>(), 0, 1e-6);  // the step fills the bucket
   EXPECT_NEAR(m1["compute_s"][30].get<double>(), 0.4 / 15, 1e-6);
-  EXPECT_NEAR(m1["idle_s"][30].get<double>(), 0, 1e-6);       // 0.4 + 0.1 s fill the 0.5 s step
+  EXPECT_NEAR(m1["idle_s"][30].get<double>(), 0, 1e-6);  // 0.4 + 0.1 s fill the 0.5 s step
   EXPECT_EQ(m1["compute_s"][45], 0.0);
   EXPECT_NEAR(m1["idle_s"][45].get<double>(), 1.0 / 30, 1e-6);
   // Each bucket is rounded to the microsecond: 45 buckets, up to 0.5 us each.
@@ -254,14 +255,15 @@ TEST(Report, ExpectationsPassFailAndBreach) {
   EXPECT_TRUE(results[1].pass);
   EXPECT_TRUE(results[2].pass);
   EXPECT_FALSE(results[3].pass);
-  EXPECT_TRUE(results[4].pass);   // absent from the summary: 0
+  EXPECT_TRUE(results[4].pass);  // absent from the summary: 0
   EXPECT_EQ(describe_breach(results[0]),
             "expectation failed: decode_tokens_per_s = 4, must be >= 5 "
             "(scenarios/two.json /expect/decode_tokens_per_s/min)");
   EXPECT_EQ(describe_breach(results[3]),
             "expectation failed: itl_p99_s = 1, must be <= 0.9 (scenarios/two.json /expect/itl_p99_s/max)");
   EXPECT_EQ(rep["expectations"][0],
-            nlohmann::ordered_json::parse(R"({"metric": "decode_tokens_per_s", "op": "min", "bound": 5.0, "value": 4.0, "pass": false})"));
+            nlohmann::ordered_json::parse(
+                R"({"metric": "decode_tokens_per_s", "op": "min", "bound": 5.0, "value": 4.0, "pass": false})"));
 }
 
 TEST(Report, EveryScenarioMetricHasAPlaceInTheReport) {

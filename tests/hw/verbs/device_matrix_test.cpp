@@ -1,11 +1,12 @@
 // The device matrix as MLX-based tools write it, and the errors a user sees
 // when it is wrong: the file, the JSON path and the pair of ranks.
+#include "hw/verbs/device_matrix.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "engine/error.hpp"
-#include "hw/verbs/device_matrix.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {

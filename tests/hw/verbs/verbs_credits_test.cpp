@@ -1,11 +1,11 @@
 // Credit flow control: a SEND never outruns a RECV the peer has posted, and
 // two peers sending to each other as fast as credits allow never deadlock.
+#include "hw/verbs/verbs_credits.hpp"
+
 #include <gtest/gtest.h>
 
 #include <deque>
 #include <random>
-
-#include "hw/verbs/verbs_credits.hpp"
 
 namespace {
 
@@ -90,10 +90,17 @@ TEST(CreditWindow, BidirectionalTrafficNeitherOutrunsReceivesNorStalls) {
       for (; idle_rounds < 200 && rounds < 1000000; ++rounds) {
         bool moved = false;
         switch (rng() % 4) {
-          case 0: moved = try_send(a, depth); break;
-          case 1: moved = try_send(b, depth); break;
-          case 2: moved = try_deliver(a, b); break;
-          default: moved = try_deliver(b, a);
+          case 0:
+            moved = try_send(a, depth);
+            break;
+          case 1:
+            moved = try_send(b, depth);
+            break;
+          case 2:
+            moved = try_deliver(a, b);
+            break;
+          default:
+            moved = try_deliver(b, a);
         }
         idle_rounds = moved ? 0 : idle_rounds + 1;
       }

@@ -4,7 +4,6 @@
 // bit with the same collectives over TCP. Skipped, with the reason, where
 // ibv_get_device_list returns nothing; MESHINFER_VERBS_DEVICE picks a device.
 #include <gtest/gtest.h>
-
 #include <infiniband/verbs.h>
 
 #include <cstdlib>
@@ -42,15 +41,18 @@ class VerbsEndToEnd : public testing::TestWithParam<Case> {};
 template <typename Work>
 auto run_over_verbs(const std::string& device, const Case& c, Work work) {
   const int n = std::get<0>(c);
-  return testsupport::run_tcp_cluster(n, [&](engine::Runtime& side) {
-    hw::VerbsOptions o;
-    o.devices.assign(n, device);
-    o.devices[side.rank()].reset();
-    o.qp_type = std::get<1>(c);
-    o.frame_bytes = std::get<2>(c);
-    hw::VerbsRuntime rt(side.rank(), n, o, side);
-    return work(rt);
-  }, 120);
+  return testsupport::run_tcp_cluster(
+      n,
+      [&](engine::Runtime& side) {
+        hw::VerbsOptions o;
+        o.devices.assign(n, device);
+        o.devices[side.rank()].reset();
+        o.qp_type = std::get<1>(c);
+        o.frame_bytes = std::get<2>(c);
+        hw::VerbsRuntime rt(side.rank(), n, o, side);
+        return work(rt);
+      },
+      120);
 }
 
 TEST_P(VerbsEndToEnd, CollectivesMatchTcpBitForBit) {
@@ -59,11 +61,10 @@ TEST_P(VerbsEndToEnd, CollectivesMatchTcpBitForBit) {
   const int n = std::get<0>(GetParam());
   const std::uint64_t elements = (1u << 18) + 3;  // 1 MiB and a ragged tail
 
-  const auto over_verbs =
-      run_over_verbs(device, GetParam(), [&](engine::Runtime& rt) { return testsupport::run_collective_suite(rt, elements); });
-  const auto over_tcp = testsupport::run_tcp_cluster(n, [&](engine::Runtime& rt) {
-    return testsupport::run_collective_suite(rt, elements);
-  }, 120);
+  const auto over_verbs = run_over_verbs(
+      device, GetParam(), [&](engine::Runtime& rt) { return testsupport::run_collective_suite(rt, elements); });
+  const auto over_tcp = testsupport::run_tcp_cluster(
+      n, [&](engine::Runtime& rt) { return testsupport::run_collective_suite(rt, elements); }, 120);
   for (int r = 0; r < n; ++r) {
     ASSERT_TRUE(over_verbs[r].ok) << "rank " << r << " over verbs: " << over_verbs[r].output;
     ASSERT_TRUE(over_tcp[r].ok) << "rank " << r << " over TCP: " << over_tcp[r].output;
@@ -94,9 +95,9 @@ TEST_P(VerbsEndToEnd, TinyModelTokensMatchTcp) {
   const auto over_verbs = run_over_verbs(device, GetParam(), [&](engine::Runtime& rt) {
     return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, "tensor"));
   });
-  const auto over_tcp = testsupport::run_tcp_cluster(n, [&](engine::Runtime& rt) {
-    return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, "tensor"));
-  }, 120);
+  const auto over_tcp = testsupport::run_tcp_cluster(
+      n, [&](engine::Runtime& rt) { return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, "tensor")); },
+      120);
   ASSERT_TRUE(over_verbs[0].ok) << over_verbs[0].output;
   ASSERT_TRUE(over_tcp[0].ok) << over_tcp[0].output;
   EXPECT_FALSE(over_tcp[0].output.empty());

@@ -1,7 +1,7 @@
 // The {lid, qpn, psn, gid} record peers exchange before connecting.
-#include <gtest/gtest.h>
-
 #include "hw/verbs/verbs_endpoint.hpp"
+
+#include <gtest/gtest.h>
 
 namespace {
 
@@ -25,7 +25,7 @@ TEST(VerbsEndpoint, WireFormIsLittleEndianWhateverTheHost) {
   EXPECT_EQ(wire[0], std::byte{0xef});  // lid low byte first
   EXPECT_EQ(wire[2], std::byte{0xef});  // qpn 0xabcdef
   EXPECT_EQ(wire[4], std::byte{0xab});
-  EXPECT_EQ(wire[25], std::byte{7});    // last byte of the gid
+  EXPECT_EQ(wire[25], std::byte{7});  // last byte of the gid
 }
 
 TEST(VerbsEndpoint, RefusesWrongLengthsAndOversizedNumbers) {

@@ -1,12 +1,12 @@
 // Messages cut into fixed-stride frames and put back together, at the strides
 // macOS allows, for sizes at every edge of a frame.
+#include "hw/verbs/verbs_frames.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <tuple>
 #include <vector>
-
-#include "hw/verbs/verbs_frames.hpp"
 
 namespace {
 
@@ -32,8 +32,10 @@ Sent send_through(hw::FrameAssembler& assembler, std::size_t stride, int tag, co
     hw::pack_frame(frame, tag, message, i, first_sequence + i, 0);
     if (i < 2 || i + 1 == n) s.frames.push_back(frame);  // enough to inspect; 64 MiB has 16k frames
     auto out = assembler.accept(hw::read_frame_header(frame), frame);
-    if (i + 1 < n) EXPECT_FALSE(out.has_value()) << "message completed early at frame " << i;
-    else s.received = std::move(out);
+    if (i + 1 < n)
+      EXPECT_FALSE(out.has_value()) << "message completed early at frame " << i;
+    else
+      s.received = std::move(out);
   }
   return s;
 }
@@ -44,8 +46,11 @@ TEST_P(FrameRoundTrip, EveryByteArrivesInFramesOfExactlyTheStride) {
   const auto [stride, size_code] = GetParam();
   const std::uint64_t cap = stride - hw::kFrameHeaderBytes;
   // size_code: 0 bytes, then cap - 1, cap, cap + 1, 3 * cap (a multiple), or an absolute size.
-  const std::uint64_t size = size_code == 1 ? cap - 1 : size_code == 2 ? cap : size_code == 3 ? cap + 1
-                           : size_code == 4 ? 3 * cap : size_code;
+  const std::uint64_t size = size_code == 1   ? cap - 1
+                             : size_code == 2 ? cap
+                             : size_code == 3 ? cap + 1
+                             : size_code == 4 ? 3 * cap
+                                              : size_code;
   const engine::Payload message = patterned(size);
   hw::FrameAssembler assembler;
   const Sent s = send_through(assembler, stride, 42, message, 0);

@@ -2,9 +2,10 @@
 // pair, seen through a recorder behind VerbsApi. The recorder never delivers
 // a frame: it answers setup calls like a device with port 1 down and port 2
 // up, and reports only the completions a test puts in it (failures, mostly).
-#include <gtest/gtest.h>
+#include "hw/verbs/verbs_link.hpp"
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <deque>
@@ -12,7 +13,6 @@
 
 #include "engine/error.hpp"
 #include "hw/verbs/verbs_api.hpp"
-#include "hw/verbs/verbs_link.hpp"
 #include "hw/verbs/verbs_runtime.hpp"
 #include "support/tcp_cluster.hpp"
 
@@ -20,12 +20,18 @@ namespace {
 
 const char* state_name(int s) {
   switch (s) {
-    case IBV_QPS_RESET: return "RESET";
-    case IBV_QPS_INIT: return "INIT";
-    case IBV_QPS_RTR: return "RTR";
-    case IBV_QPS_RTS: return "RTS";
-    case IBV_QPS_ERR: return "ERR";
-    default: return "OTHER";
+    case IBV_QPS_RESET:
+      return "RESET";
+    case IBV_QPS_INIT:
+      return "INIT";
+    case IBV_QPS_RTR:
+      return "RTR";
+    case IBV_QPS_RTS:
+      return "RTS";
+    case IBV_QPS_ERR:
+      return "ERR";
+    default:
+      return "OTHER";
   }
 }
 
@@ -154,13 +160,30 @@ TEST(VerbsLink, SetsUpConnectsAndTearsDownInTheVerbsOrder) {
     EXPECT_EQ(hw::gid_to_string(link.local().gid), "::ffff:10.0.0.2");
     link.connect(remote());
   }
-  const std::vector<std::string> expected{
-      "open_device rdma_en3", "query_device", "query_port 1", "query_port 2",  // port 1 is down: not assumed
-      "query_port 2", "query_gid 2 0", "query_gid 2 1", "query_gid 2 2",
-      "alloc_pd", "reg_mr", "create_cq 8", "create_qp UC",
-      "modify_qp INIT", "modify_qp RTR", "modify_qp RTS",
-      "post_recv", "post_recv", "post_recv", "post_recv",                     // only once in RTS
-      "destroy_qp", "destroy_cq", "dereg_mr", "dealloc_pd", "close_device"};  // no ERR first
+  const std::vector<std::string> expected{"open_device rdma_en3",
+                                          "query_device",
+                                          "query_port 1",
+                                          "query_port 2",  // port 1 is down: not assumed
+                                          "query_port 2",
+                                          "query_gid 2 0",
+                                          "query_gid 2 1",
+                                          "query_gid 2 2",
+                                          "alloc_pd",
+                                          "reg_mr",
+                                          "create_cq 8",
+                                          "create_qp UC",
+                                          "modify_qp INIT",
+                                          "modify_qp RTR",
+                                          "modify_qp RTS",
+                                          "post_recv",
+                                          "post_recv",
+                                          "post_recv",
+                                          "post_recv",  // only once in RTS
+                                          "destroy_qp",
+                                          "destroy_cq",
+                                          "dereg_mr",
+                                          "dealloc_pd",
+                                          "close_device"};  // no ERR first
   EXPECT_EQ(api.calls, expected);
 }
 
@@ -282,23 +305,26 @@ TEST(VerbsLink, AShortFrameIsAnError) {
 // verbs calls go to a recorder: a failed completion must surface as
 // PeerFailure naming the peer, the way a dead TCP connection does.
 TEST(VerbsRuntime, AFailedCompletionIsAPeerFailureForThatRank) {
-  const auto results = testsupport::run_tcp_cluster(2, [](engine::Runtime& side) {
-    Recorder api;
-    hw::VerbsOptions o = options();
-    o.devices = {std::nullopt, std::nullopt};
-    o.devices[1 - side.rank()] = "rdma_en3";
-    hw::VerbsRuntime rt(side.rank(), side.world(), o, side, api);
-    ibv_wc wc{};
-    wc.status = IBV_WC_REM_ACCESS_ERR;
-    api.completions.push_back(wc);
-    const int peer = 1 - rt.rank();
-    try {
-      rt.recv(peer, 5, 5);
-    } catch (const engine::PeerFailure& e) {
-      return fmt::format("{} {}", e.peer(), e.what());
-    }
-    return std::string("no failure");
-  }, 60);
+  const auto results = testsupport::run_tcp_cluster(
+      2,
+      [](engine::Runtime& side) {
+        Recorder api;
+        hw::VerbsOptions o = options();
+        o.devices = {std::nullopt, std::nullopt};
+        o.devices[1 - side.rank()] = "rdma_en3";
+        hw::VerbsRuntime rt(side.rank(), side.world(), o, side, api);
+        ibv_wc wc{};
+        wc.status = IBV_WC_REM_ACCESS_ERR;
+        api.completions.push_back(wc);
+        const int peer = 1 - rt.rank();
+        try {
+          rt.recv(peer, 5, 5);
+        } catch (const engine::PeerFailure& e) {
+          return fmt::format("{} {}", e.peer(), e.what());
+        }
+        return std::string("no failure");
+      },
+      60);
   for (int r = 0; r < 2; ++r) {
     ASSERT_TRUE(results[r].ok) << results[r].output;
     EXPECT_TRUE(results[r].output.starts_with(std::to_string(1 - r) + " ")) << results[r].output;
@@ -310,31 +336,34 @@ TEST(VerbsRuntime, AFailedCompletionIsAPeerFailureForThatRank) {
 // peer's posted receives (the last is kept for returning credits), and a peer
 // that stays silent past peer_timeout_s is a PeerFailure for that rank.
 TEST(VerbsRuntime, SendsStopAtTheCreditsAndASilentPeerFails) {
-  const auto results = testsupport::run_tcp_cluster(2, [](engine::Runtime& side) {
-    Recorder api;
-    hw::VerbsOptions o = options();  // 4 receive frames per peer
-    o.devices = {std::nullopt, std::nullopt};
-    o.devices[1 - side.rank()] = "rdma_en3";
-    o.peer_timeout_s = 0.2;
-    hw::VerbsRuntime rt(side.rank(), side.world(), o, side, api);
-    const int peer = 1 - rt.rank();
-    rt.send(peer, 1, engine::Payload::sized(100000));  // 25 frames
-    const auto sends = std::count(api.calls.begin(), api.calls.end(), "post_send 4096");
-    for (std::uint32_t slot = 0; slot < sends; ++slot) {  // the device reports them sent
-      ibv_wc wc{};
-      wc.wr_id = (1ull << 63) | slot;
-      wc.status = IBV_WC_SUCCESS;
-      api.completions.push_back(wc);
-    }
-    rt.sleep_for(0.5);
-    const auto sends_later = std::count(api.calls.begin(), api.calls.end(), "post_send 4096");
-    try {
-      rt.send(peer, 2, engine::Payload::sized(1));
-    } catch (const engine::PeerFailure& e) {
-      return fmt::format("{} {} {} {}", sends, sends_later, e.peer(), e.what());
-    }
-    return std::string("no failure");
-  }, 60);
+  const auto results = testsupport::run_tcp_cluster(
+      2,
+      [](engine::Runtime& side) {
+        Recorder api;
+        hw::VerbsOptions o = options();  // 4 receive frames per peer
+        o.devices = {std::nullopt, std::nullopt};
+        o.devices[1 - side.rank()] = "rdma_en3";
+        o.peer_timeout_s = 0.2;
+        hw::VerbsRuntime rt(side.rank(), side.world(), o, side, api);
+        const int peer = 1 - rt.rank();
+        rt.send(peer, 1, engine::Payload::sized(100000));  // 25 frames
+        const auto sends = std::count(api.calls.begin(), api.calls.end(), "post_send 4096");
+        for (std::uint32_t slot = 0; slot < sends; ++slot) {  // the device reports them sent
+          ibv_wc wc{};
+          wc.wr_id = (1ull << 63) | slot;
+          wc.status = IBV_WC_SUCCESS;
+          api.completions.push_back(wc);
+        }
+        rt.sleep_for(0.5);
+        const auto sends_later = std::count(api.calls.begin(), api.calls.end(), "post_send 4096");
+        try {
+          rt.send(peer, 2, engine::Payload::sized(1));
+        } catch (const engine::PeerFailure& e) {
+          return fmt::format("{} {} {} {}", sends, sends_later, e.peer(), e.what());
+        }
+        return std::string("no failure");
+      },
+      60);
   for (int r = 0; r < 2; ++r) {
     ASSERT_TRUE(results[r].ok) << results[r].output;
     EXPECT_TRUE(results[r].output.starts_with(fmt::format("3 3 {} ", 1 - r))) << results[r].output;

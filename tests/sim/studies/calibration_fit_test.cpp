@@ -1,5 +1,7 @@
 // Re-runs every published row with the committed profiles (no refit): a later
 // change to the engine, a card or a profile cannot silently break the fit.
+#include "sim/studies/calibration_fit.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +9,6 @@
 
 #include "engine/measurements.hpp"
 #include "engine/stack_card.hpp"
-#include "sim/studies/calibration_fit.hpp"
 
 namespace {
 
@@ -28,7 +29,8 @@ TEST(Calibration, CommittedProfilesReproduceEveryPublishedRow) {
     const auto run = sim::run_row(row, m.cluster, catalog, profile);
     ASSERT_TRUE(run.refusal.empty()) << row.label() << ": " << run.refusal;
     const double e = engine::relative_error(run.tokens_per_s, row.published);
-    EXPECT_LE(std::abs(e), kRowBound) << row.label() << ": published " << row.published << ", simulated " << run.tokens_per_s;
+    EXPECT_LE(std::abs(e), kRowBound) << row.label() << ": published " << row.published << ", simulated "
+                                      << run.tokens_per_s;
     errors[row.stack].push_back(std::abs(e));
   }
   EXPECT_EQ(errors.size(), 2u);
