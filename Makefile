@@ -1,25 +1,33 @@
-# The two set-up commands of the README. Both install missing dependencies first.
+# The two set-up commands of the README. Both install missing dependencies first,
+# and each builds only what it runs: `run` the meshinfer binary, `test` it and the
+# test programs. Benchmarks build with `make bench`.
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu)
 SCENARIO ?= scenarios/default.json
 
-.PHONY: deps build run test clean
+.PHONY: deps configure build run test bench clean
 
 deps:
 	@scripts/install-deps
 
-build: deps
+configure: deps
 	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target meshinfer
 
 run: build
 	$(BUILD_DIR)/cli/meshinfer run $(SCENARIO)
 
 # Chromium only for the tests (headless check of report.html); where it cannot
 # be installed that test skips and says why.
-test: build
+test: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
 	@scripts/install-deps --with-browser || echo "make: Chromium could not be installed; the report.html browser test will skip" >&2
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+bench: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target benchmarks
 
 clean:
 	rm -rf $(BUILD_DIR)

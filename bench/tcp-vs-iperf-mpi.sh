@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps iperf3 openmpi-bin libopenmpi-dev
 bench=build/bench/tcp_transport_bench
-[ -x "$bench" ] || { echo "build first: cmake --build build --target tcp_transport_bench" >&2; exit 1; }
+[ -x "$bench" ] || { echo "build first: make bench" >&2; exit 1; }
 work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }

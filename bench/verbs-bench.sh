@@ -14,7 +14,7 @@ if build/cli/meshinfer --version 2>/dev/null | grep -q "verbs transport not buil
   echo "verbs-bench: the verbs transport is not built here (no rdma-core headers): nothing to measure."
   exit 0
 fi
-[ -x "$p2p" ] || { echo "verbs-bench: $p2p missing: build first (make build)" >&2; exit 1; }
+[ -x "$p2p" ] || { echo "verbs-bench: $p2p missing: build first (make bench)" >&2; exit 1; }
 device=${1:-$("$p2p" --list | head -n 1)}
 if [ -z "$device" ]; then
   echo "verbs-bench: no RDMA device (ibv_get_device_list returned none): nothing to measure."
