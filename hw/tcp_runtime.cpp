@@ -164,13 +164,8 @@ void TcpRuntime::send(int dst, int tag, engine::Payload payload) {
 }
 
 engine::Payload TcpRuntime::recv(int src, int tag, double timeout_s) {
-  auto& queue = inbox_[{src, tag}];
-  if (queue.empty()) progress(deadline_in(timeout_s), src, tag);
-  if (!queue.empty()) {
-    engine::Payload m = std::move(queue.front());
-    queue.pop_front();
-    return m;
-  }
+  if (!inbox_.holds(src, tag)) progress(deadline_in(timeout_s), src, tag);
+  if (auto m = inbox_.take(src, tag)) return std::move(*m);
   if (!peers_.at(src).failure.empty()) throw engine::PeerFailure(src, peers_[src].failure);
   throw engine::Timeout(src, tag, timeout_s);
 }
@@ -254,7 +249,7 @@ void TcpRuntime::read_available(int peer) {
     }
     if (in.header_got == kHeaderBytes && in.got == in.size) {
       engine::Payload m{in.size, std::move(in.bytes)};
-      inbox_[{peer, in.tag}].push_back(std::move(m));
+      inbox_.put(peer, in.tag, std::move(m));
       in = InFrame{};
     }
   }
@@ -264,7 +259,7 @@ void TcpRuntime::progress(std::chrono::steady_clock::time_point until, int src, 
   std::vector<pollfd> fds;
   std::vector<int> owner;
   for (;;) {
-    if (src >= 0 && (!inbox_[{src, tag}].empty() || !peers_[src].failure.empty())) return;
+    if (src >= 0 && (inbox_.holds(src, tag) || !peers_[src].failure.empty())) return;
     fds.clear();
     owner.clear();
     for (int r = 0; r < world_; ++r) {

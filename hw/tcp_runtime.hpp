@@ -8,11 +8,10 @@
 #include <array>
 #include <chrono>
 #include <deque>
-#include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "engine/inbox.hpp"
 #include "engine/runtime.hpp"
 
 namespace hw {
@@ -82,7 +81,7 @@ class TcpRuntime : public engine::Runtime {
   std::chrono::steady_clock::duration wake_lateness_{};  // running mean, for compute()
   std::chrono::steady_clock::time_point start_;
   std::vector<Peer> peers_;
-  std::map<std::pair<int, int>, std::deque<engine::Payload>> inbox_;  // (src, tag)
+  engine::Inbox inbox_;
 };
 
 }  // namespace hw

@@ -140,10 +140,10 @@ void SimRuntime::send(int dst, int tag, engine::Payload payload) {
 
 engine::Payload SimRuntime::recv(int src, int tag, double timeout_s) {
   wait_while_hung();
+  if (auto waiting = inbox_.take(src, tag)) return std::move(*waiting);
   const double deadline = now() + timeout_s;
-  auto& wanted = stash_[{src, tag}];
   Peer& peer = peers_.at(src);
-  while (wanted.empty()) {
+  for (;;) {
     Envelope* raw = nullptr;
     try {
       if (!peer.pending && peer.inbox->ready()) {
@@ -171,11 +171,8 @@ engine::Payload SimRuntime::recv(int src, int tag, double timeout_s) {
     std::unique_ptr<Envelope> env(raw);
     wait_while_hung();
     if (env->tag == tag) return std::move(env->payload);
-    stash_[{src, env->tag}].push_back(std::move(env->payload));
+    inbox_.put(src, env->tag, std::move(env->payload));
   }
-  engine::Payload p = std::move(wanted.front());
-  wanted.pop_front();
-  return p;
 }
 
 }  // namespace sim

@@ -4,12 +4,11 @@
 
 #include <simgrid/forward.h>
 
-#include <deque>
-#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "engine/inbox.hpp"
 #include "engine/runtime.hpp"
 #include "sim/platform.hpp"
 
@@ -57,7 +56,7 @@ class SimRuntime : public engine::Runtime {
   const std::vector<double>& speed_;
   bool on_secondary_ = false;
   std::vector<Peer> peers_;
-  std::map<std::pair<int, int>, std::deque<engine::Payload>> stash_;  // (src, tag)
+  engine::Inbox inbox_;
 };
 
 // Name of the mailbox carrying messages from `src` to `dst` on `channel`.

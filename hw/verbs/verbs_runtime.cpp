@@ -94,13 +94,8 @@ void VerbsRuntime::send(int dst, int tag, engine::Payload payload) {
 
 engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
   if (src == rank_) throw std::invalid_argument("receive from self");
-  auto& queue = inbox_[{src, tag}];
-  if (queue.empty()) progress(deadline_in(timeout_s), src, tag);
-  if (!queue.empty()) {
-    engine::Payload m = std::move(queue.front());
-    queue.pop_front();
-    return m;
-  }
+  if (!inbox_.holds(src, tag)) progress(deadline_in(timeout_s), src, tag);
+  if (auto m = inbox_.take(src, tag)) return std::move(*m);
   // Silence on the verbs side: a closed side channel says the peer is gone.
   try {
     side_channel_.recv(src, kProbeTag, 0);
@@ -117,7 +112,7 @@ void VerbsRuntime::progress(Clock::time_point until, int src, int tag) {
     bool moved = false;
     for (int p = 0; p < world_; ++p)
       if (live(p)) moved |= step(p);
-    if (src >= 0 && (!inbox_[{src, tag}].empty() || !peers_[src].failure.empty())) return;
+    if (src >= 0 && (inbox_.holds(src, tag) || !peers_[src].failure.empty())) return;
     if (Clock::now() >= until) return;
     if (!moved) std::this_thread::yield();  // ranks may share cores
   }
@@ -141,7 +136,7 @@ void VerbsRuntime::on_frame(int peer, std::span<const std::byte> frame) {
   Peer& p = peers_[peer];
   const FrameHeader h = read_frame_header(frame);
   p.credits.on_frame(h.credits);
-  if (auto message = p.assembler.accept(h, frame)) inbox_[{peer, message->first}].push_back(std::move(message->second));
+  if (auto message = p.assembler.accept(h, frame)) inbox_.put(peer, message->first, std::move(message->second));
 }
 
 bool VerbsRuntime::push(int peer) {

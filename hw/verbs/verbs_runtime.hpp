@@ -7,13 +7,13 @@
 
 #include <chrono>
 #include <deque>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "engine/inbox.hpp"
 #include "engine/runtime.hpp"
 #include "hw/tcp_runtime.hpp"
 #include "hw/verbs/verbs_credits.hpp"
@@ -80,7 +80,7 @@ class VerbsRuntime : public engine::Runtime {
   engine::Runtime& side_channel_;
   Clock::time_point start_;
   std::vector<Peer> peers_;
-  std::map<std::pair<int, int>, std::deque<engine::Payload>> inbox_;  // (src, tag)
+  engine::Inbox inbox_;
 };
 
 // What `meshinfer node` calls for transport "rdma": a TcpRuntime side channel
