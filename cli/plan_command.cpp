@@ -10,9 +10,9 @@
 
 #include "cli/commands.hpp"
 #include "engine/error.hpp"
-#include "engine/report/report_html.hpp"
 #include "engine/scenario.hpp"
 #include "nlohmann/json.hpp"
+#include "sim/studies/plan_html.hpp"
 #include "sim/studies/plan_sweep.hpp"
 
 namespace cli {
@@ -125,7 +125,7 @@ int plan(PlanOptions o) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/plan.json") << result.dump(2) << "\n";
   std::ofstream(dir + "/plan.md") << sim::render_plan_markdown(result);
-  std::ofstream(dir + "/plan.html") << engine::render_plan_html(result);
+  std::ofstream(dir + "/plan.html") << sim::render_plan_html(result);
   fmt::print("{}reports: {}/plan.json {}/plan.md {}/plan.html\n", sim::render_plan_table(result), dir, dir, dir);
   // Like a failed expectation: a pipeline asking for an SLO learns nothing meets it.
   return result["cheapest_meeting_slo"].is_null() ? kExitBreach : 0;

@@ -5,7 +5,9 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
+#include "engine/report/expectations.hpp"
 #include "engine/report/report.hpp"
+#include "engine/report/trace.hpp"
 #include "sim/scenario_run.hpp"
 
 namespace cli {

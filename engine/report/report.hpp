@@ -1,7 +1,8 @@
 // What a run produced, as files a person or CI reads: report.json (stable
-// schema "meshinfer.report/1"), report.md (a CI job summary) and trace.json
-// (Chrome trace events, opens in Perfetto). Everything here is a pure function
-// of its inputs, so the same run gives byte-identical files.
+// schema "meshinfer.report/1", built here), report.md (markdown.hpp),
+// report.html (report_html.hpp) and trace.json (trace.hpp, opens in Perfetto).
+// Everything here is a pure function of its inputs, so the same run gives
+// byte-identical files.
 //
 // report.json, keys in this order:
 //   schema        "meshinfer.report/1"
@@ -72,32 +73,6 @@ namespace engine {
 // REQUIRES: r.nodes has one entry per s.nodes entry.
 nlohmann::ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan& plan,
                                     const std::string& profile_name, const RunResult& r, unsigned long long seed);
-
-struct ExpectationResult {
-  Expectation e;
-  double value = 0;
-  bool pass = false;
-  std::string file;  // the scenario file, for describe_breach
-};
-
-// Evaluates s.expectations against report["summary"] and writes
-// report["expectations"]. recovery_s reads summary.recovery_s, 0 when absent.
-std::vector<ExpectationResult> check_expectations(const Scenario& s, nlohmann::ordered_json& report);
-
-// "expectation failed: decode_tokens_per_s = 18.2, must be >= 25 (x.json /expect/decode_tokens_per_s/min)"
-std::string describe_breach(const ExpectationResult& result);
-
-std::string render_markdown(const nlohmann::ordered_json& report);
-
-// Processes: "nodes" (one thread per rank, a "step" span per StepTrace),
-// "links" (one thread per cable, one "traffic (whole run)" span: only
-// per-node totals exist), "requests" (an async span per request from arrival
-// to finish, and an instant at its first token).
-nlohmann::json render_trace(const Scenario& s, const Plan& plan, const RunResult& r);
-
-// The smallest of 1, 2 or 5 times a power of ten that is >= raw (> 0):
-// histogram bin widths here, axis tick steps in report.html.
-double nice_step(double raw);
 
 // Creates `dir` and writes report.json, report.md, report.html and trace.json into it.
 // Throws std::runtime_error when a file cannot be written.

@@ -23,10 +23,4 @@ namespace engine {
 // REQUIRES: `report` follows "meshinfer.report/1" (see report.hpp).
 std::string render_html(const nlohmann::ordered_json& report);
 
-// plan.html from a "meshinfer.plan/1" plan.json: figure#speed-by-nodes
-// (circle.point[data-link][data-nodes][data-tokens-per-s], polyline.best per
-// link) and figure#price-vs-speed (circle.point[data-index][data-price],
-// .chosen on the cheapest meeting the SLO and the fastest; line.slo).
-std::string render_plan_html(const nlohmann::ordered_json& plan);
-
 }  // namespace engine

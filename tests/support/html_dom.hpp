@@ -1,5 +1,6 @@
 // Reads report.html (as written, or as a browser serialized its DOM) through
-// the ids, classes and data-* attributes that engine/report_html.hpp promises.
+// the ids, classes and data-* attributes that engine/report/report_html.hpp promises (and sim/studies/plan_html.hpp for
+// plan.html).
 #pragma once
 
 #include <string>

@@ -11,7 +11,11 @@
 #include <sstream>
 #include <string>
 
+#include "engine/report/expectations.hpp"
+#include "engine/report/markdown.hpp"
 #include "engine/report/report_html.hpp"
+#include "engine/report/timeline.hpp"
+#include "engine/report/trace.hpp"
 
 namespace engine {
 namespace {

@@ -1,0 +1,35 @@
+// Figures of a run that more than one output reads (report.json, report.md,
+// trace.json), so each is worked out in one place.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/executor.hpp"
+
+namespace engine {
+
+// A request that finished without an error.
+bool completed(const RequestRecord& rec);
+
+// `num / den`, 0 when there is nothing to divide by.
+double ratio(double num, double den);
+
+struct Latencies {
+  std::vector<double> ttft, itl;  // ttft: completed requests; itl: every request's gaps
+};
+Latencies latencies(const RunResult& r);
+
+// Bytes rank `from` sent to rank `to` (a node that never sent has no counters).
+std::uint64_t bytes_between(const RunResult& r, int from, int to);
+
+// "a<->b": how a cable is named in the Markdown tables and the trace.
+std::string link_label(const std::string& a, const std::string& b);
+
+// From each detection to the recovery (or the instance's end) that followed
+// it: [{kind, target, start_s, end_s}], end_s null when the run ended first.
+nlohmann::ordered_json recovery_phases(const RunResult& r);
+
+}  // namespace engine

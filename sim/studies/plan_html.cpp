@@ -1,0 +1,120 @@
+#include "sim/studies/plan_html.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "engine/report/svg.hpp"
+
+namespace sim {
+
+namespace {
+
+using namespace engine::html;
+using nlohmann::ordered_json;
+
+using Points = std::vector<const ordered_json*>;
+
+double speed(const ordered_json& c) { return dbl(c.at("figures"), "decode_tokens_per_s"); }
+
+Legend link_legend(const std::vector<std::string>& links) {
+  Legend items;
+  for (std::size_t k = 0; k < links.size(); ++k) items.push_back({fmt::format("series-{}", k % 4), links[k]});
+  return items;
+}
+
+// Decode tokens/s against node count, one colour per link, the best of each count joined.
+void speed_by_nodes(std::string& out, const ordered_json& plan, const std::vector<std::string>& links,
+                    const Points& points) {
+  const double top = 20, bottom = 330;
+  double max_speed = 0;
+  for (const auto* c : points) max_speed = std::max(max_speed, speed(*c));
+  const Scale x{0, static_cast<double>(plan.at("query").at("max_nodes").get<int>()) + 1, kPlotL, kPlotR};
+  const Scale y{0, nice_ceiling(max_speed), bottom, top};
+  figure(out, "speed-by-nodes", "Decode tokens/s against node count, per link type (best plan of each count joined)",
+         kPageW, bottom + 50, link_legend(links), [&] {
+           axis(out, x, Side::kBottom, bottom, "nodes");
+           axis(out, y, Side::kLeft, kPlotL, "decode tokens/s (under the workload)");
+           for (std::size_t k = 0; k < links.size(); ++k) {
+             std::map<int, double> best;
+             for (const auto* c : points) {
+               if (str(*c, "link") != links[k]) continue;
+               const int n = c->at("node_count").get<int>();
+               best[n] = std::max(best[n], speed(*c));
+               put(out,
+                   "<circle class=\"point series-{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" data-link=\"{}\" "
+                   "data-nodes=\"{}\" "
+                   "data-tokens-per-s=\"{}\"></circle>",
+                   k % 4, x(n), y(speed(*c)), esc(links[k]), n, num(speed(*c)));
+             }
+             std::string pts;
+             for (const auto& [n, v] : best) pts += fmt::format("{:.1f},{:.1f} ", x(n), y(v));
+             put(out, "<polyline class=\"best series-{}\" points=\"{}\"></polyline>", k % 4, pts);
+           }
+         });
+}
+
+// Price against decode tokens/s; the SLO's inter-token bound as the least speed a request needs.
+void price_vs_speed(std::string& out, const ordered_json& plan, const std::vector<std::string>& links,
+                    const Points& points) {
+  const double top = 20, bottom = 330;
+  double max_speed = 0, max_price = 0;
+  for (const auto* c : points) {
+    max_speed = std::max(max_speed, speed(*c));
+    max_price = std::max(max_price, dbl(*c, "price_usd"));
+  }
+  const double slo_itl = dbl(plan.at("query"), "slo_itl_s");
+  if (slo_itl > 0) max_speed = std::max(max_speed, 1 / slo_itl);
+  const Scale x{0, nice_ceiling(max_speed), kPlotL, kPlotR};
+  const Scale y{0, nice_ceiling(max_price), bottom, top};
+  const auto chosen = [&](const ordered_json& c) {
+    return plan.at("cheapest_meeting_slo") == c.at("index") || plan.at("fastest") == c.at("index");
+  };
+  figure(out, "price-vs-speed", "Price against decode tokens/s (ringed: cheapest meeting the SLO, fastest)", kPageW,
+         bottom + 50, link_legend(links), [&] {
+           axis(out, x, Side::kBottom, bottom, "decode tokens/s (under the workload)");
+           axis(out, y, Side::kLeft, kPlotL, "price (USD)");
+           if (slo_itl > 0) {
+             put(out,
+                 "<line class=\"slo\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" "
+                 "data-tokens-per-s=\"{3}\"></line>",
+                 x(1 / slo_itl), top, bottom, num(1 / slo_itl));
+             text(out, "muted", x(1 / slo_itl) + 4, top + 12, fmt::format("SLO: ITL {:g} ms", 1e3 * slo_itl));
+           }
+           for (const auto* c : points) {
+             const auto k = std::find(links.begin(), links.end(), str(*c, "link")) - links.begin();
+             put(out,
+                 "<circle class=\"point series-{}{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" data-index=\"{}\" "
+                 "data-price=\"{}\" "
+                 "data-tokens-per-s=\"{}\"></circle>",
+                 k % 4, chosen(*c) ? " chosen" : "", x(speed(*c)), y(dbl(*c, "price_usd")), c->at("index").get<int>(),
+                 num(dbl(*c, "price_usd")), num(speed(*c)));
+           }
+         });
+}
+
+}  // namespace
+
+std::string render_plan_html(const ordered_json& plan) {
+  const auto& q = plan.at("query");
+  const auto links = q.at("links").get<std::vector<std::string>>();
+  Points points;
+  for (const auto& c : plan.at("candidates"))
+    if (str(c, "status") == "simulated") points.push_back(&c);
+  std::string out;
+  page_head(out, "meshinfer plan: " + str(q, "model"));
+  put(out,
+      "<header><h1>Capacity plan: {} {}</h1><p class=\"muted\">{} candidates, {} simulated; profile {}; SLO TTFT p99 "
+      "&le; {} s, ITL p99 &le; {} s (0: none)</p></header>",
+      esc(str(q, "model")), esc(str(q, "quant")), plan.at("candidates").size(), points.size(), esc(str(q, "profile")),
+      num(dbl(q, "slo_ttft_s")), num(dbl(q, "slo_itl_s")));
+  speed_by_nodes(out, plan, links, points);
+  price_vs_speed(out, plan, links, points);
+  put(out, "<footer>Drawn by meshinfer from plan.json ({}); every figure is simulated.</footer></body></html>\n",
+      esc(str(plan, "schema")));
+  return out;
+}
+
+}  // namespace sim

@@ -1,0 +1,17 @@
+// plan.html: the page of a "meshinfer.plan/1" plan.json (run_plan_sweep), drawn
+// with report.html's SVG pieces, self-contained like it.
+//   figure#speed-by-nodes  circle.point[data-link][data-nodes][data-tokens-per-s],
+//                          polyline.best per link
+//   figure#price-vs-speed  circle.point[data-index][data-price], .chosen on the
+//                          cheapest meeting the SLO and the fastest; line.slo
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace sim {
+
+// REQUIRES: `plan` follows "meshinfer.plan/1".
+std::string render_plan_html(const nlohmann::ordered_json& plan);
+
+}  // namespace sim
