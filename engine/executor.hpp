@@ -1,6 +1,7 @@
-// One node's part of a run: rank 0 schedules and broadcasts each step, every
-// node walks the op list of its shard, calling its backend and the
-// collectives. The same code runs on SimRuntime and on real runtimes.
+// The step loop of one node within one epoch: rank 0 schedules and broadcasts
+// each step, every node walks the op list of its shard, calling its backend
+// and the collectives. What happens across epochs, when a member fails, is
+// recovery.hpp's. The same code runs on SimRuntime and on real runtimes.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,6 @@
 #include "engine/backend.hpp"
 #include "engine/catalog.hpp"
 #include "engine/events.hpp"
-#include "engine/liveness.hpp"
 #include "engine/metered_runtime.hpp"
 #include "engine/planner.hpp"
 #include "engine/scenario.hpp"
@@ -65,11 +65,16 @@ struct EngineSetup {
   BackendFactory backend;  // empty: modelled; a backend that computes also makes the run carry token ids
 };
 
-// Runs node `rt.rank()` to the end of the workload, through failures as the
-// scenario's recovery policy says; `m` is fed by the node's heartbeat loop.
-// Fills out.nodes[rank]; rank 0 also owns out.scheduler and notes events.
-// REQUIRES: out.nodes sized to world.
-void run_node(Runtime& rt, Liveness& m, const EngineSetup& setup, RunResult& out);
+// Within a step, a member that heartbeats but sends nothing for this long has
+// lost our messages (a flapping cable drops them silently, as UC RDMA does).
+inline constexpr double kStepProgressTimeoutS = 30;
+
+// Runs steps of `plan` on `rt`, this epoch's EpochRuntime (logical ranks index
+// plan.shards), until rank 0 broadcasts the end of the workload. Rank 0 passes
+// its scheduler, the others nullptr. Adds to `result`; a failure leaves as
+// PeerFailure, Timeout or Reconfigure, for the recovery control plane.
+void run_epoch(Runtime& rt, const EngineSetup& setup, const Plan& plan, const LinkCard& link, NodeResult& result,
+               Scheduler* scheduler);
 
 // After every node ended: the requests and steps from the scheduler, any
 // request still open failed with its cause.

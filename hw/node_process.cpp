@@ -6,6 +6,7 @@
 
 #include "engine/error.hpp"
 #include "engine/liveness.hpp"
+#include "engine/recovery.hpp"
 #include "hw/node_result_codec.hpp"
 
 namespace hw {

@@ -5,6 +5,7 @@
 #include <deque>
 
 #include "engine/compute/cpu_backend.hpp"
+#include "engine/recovery.hpp"
 #include "sim/fault_injector.hpp"
 #include "sim/isolated.hpp"
 #include "sim/simulation.hpp"

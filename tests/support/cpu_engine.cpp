@@ -5,6 +5,7 @@
 
 #include "engine/compute/cpu_backend.hpp"
 #include "engine/compute/model_config.hpp"
+#include "engine/recovery.hpp"
 #include "engine/stack_card.hpp"
 #include "engine/workload.hpp"
 
