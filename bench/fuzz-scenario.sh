@@ -28,7 +28,8 @@ bin="$out/scenario_fuzz"
 if [[ ! -x $bin || -n $(find "$root/engine" "$root/tests/fuzz" -name '*.[ch]pp' -newer "$bin" | head -1) ]]; then
   echo "fuzz-scenario: building $bin"
   clang++ -std=c++20 -g -O1 "${flags[@]}" -I"$root" -DMESHINFER_SOURCE_DIR="\"$root\"" \
-    "$root/engine/error.cpp" "$root/engine/catalog.cpp" "$root/engine/scenario.cpp" \
+    "$root/engine/error.cpp" "$root/engine/json_input.cpp" "$root/engine/catalog.cpp" \
+    "$root/engine/scenario.cpp" "$root/engine/scenario_cluster.cpp" \
     "$root/engine/compute/model_config.cpp" "$root/engine/compute/safetensors.cpp" \
     "$root/tests/fuzz/scenario_fuzz.cpp" -lfmt -o "$bin"
 fi
