@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/model_math.hpp"
+
 namespace engine {
 
 CostModel::CostModel(const ModelCard& m, const Quantization& q, const HardwareCard& hw, const StackCard& p,

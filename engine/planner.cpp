@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "engine/model_math.hpp"
+
 namespace engine {
 
 namespace {

@@ -17,6 +17,7 @@
 #include "engine/compute/model_config.hpp"
 #include "engine/error.hpp"
 #include "engine/json_input.hpp"
+#include "engine/model_math.hpp"
 #include "engine/scenario_cluster.hpp"
 
 namespace engine {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine/error.hpp"
+#include "engine/model_math.hpp"
 
 namespace engine {
 namespace {

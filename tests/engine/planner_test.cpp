@@ -5,6 +5,8 @@
 
 #include <numeric>
 
+#include "engine/model_math.hpp"
+
 namespace {
 
 using engine::Catalog;

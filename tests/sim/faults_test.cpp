@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/executor.hpp"
+#include "engine/model_math.hpp"
 #include "engine/planner.hpp"
 #include "engine/report/report.hpp"
 #include "engine/stack_card.hpp"

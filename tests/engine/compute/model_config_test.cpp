@@ -11,6 +11,7 @@
 #include "engine/compute/random_model.hpp"
 #include "engine/compute/safetensors.hpp"
 #include "engine/error.hpp"
+#include "engine/model_math.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {
