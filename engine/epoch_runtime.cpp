@@ -38,7 +38,7 @@ void EpochRuntime::check_cluster() {
   for (int p : members_) {
     if (p == 0) continue;
     try {
-      const ControlMessage report = ControlMessage::decode(physical_.recv(p, kControlTag, 0));
+      const ControlMessage report = ControlMessage::decode(physical_.recv(p, tags::kControl, 0));
       if (report.kind != ControlMessage::kAbort || report.epoch != epoch_) continue;
       // The coordinator is alive by definition: a member that cannot hear it is the one cut off.
       if (report.peer == physical_.rank()) throw PeerFailure(p, "cannot hear the coordinator");

@@ -9,6 +9,7 @@
 
 #include "engine/liveness.hpp"
 #include "engine/runtime.hpp"
+#include "engine/tags.hpp"
 
 namespace engine {
 
@@ -17,9 +18,6 @@ class Reconfigure : public std::runtime_error {
  public:
   Reconfigure() : std::runtime_error("the coordinator moved to a new epoch") {}
 };
-
-// Rank 0 <-> members, outside any epoch: abort reports and decisions.
-inline constexpr int kControlTag = 1 << 30;
 
 class EpochRuntime : public ForwardingRuntime {
  public:
@@ -35,7 +33,7 @@ class EpochRuntime : public ForwardingRuntime {
   const std::vector<int>& members() const { return members_; }
 
  private:
-  int fenced(int tag) const { return tag + (epoch_ + 1) * (1 << 20); }
+  int fenced(int tag) const { return tags::fenced(tag, epoch_); }
   // Throws when waiting longer is pointless: a member is silent, a member
   // reported one (seen by the coordinator), or a newer epoch began.
   void check_cluster();
@@ -53,7 +51,7 @@ struct Detour {
   bool operator==(const Detour&) const = default;
 };
 
-// Decisions and reports on kControlTag.
+// Decisions and reports on tags::kControl.
 struct ControlMessage {
   enum Kind : std::int32_t { kAbort = 1, kReconfigure = 2, kStop = 3 };
   Kind kind = kStop;

@@ -5,16 +5,12 @@
 #include <cstring>
 
 #include "engine/collectives.hpp"
+#include "engine/tags.hpp"
 
 namespace engine {
 
 namespace {
 
-constexpr int kStepTag = 1;        // rank 0 -> all: the next step (empty: stop)
-constexpr int kActivationTag = 2;  // pipeline stage boundaries
-constexpr int kTokensTag = 3;      // sampled token ids back to rank 0
-constexpr int kCommandTag = 4;     // RPC-style command round trips
-constexpr int kCollectiveTag = 10;
 constexpr int kActivationBytesPerElement = 2;  // fp16/bf16 activations
 constexpr double kTokenIdBytes = 4;
 
@@ -53,7 +49,7 @@ class StepLoop {
         step = *next;
         broadcast_step(step);
       } else {
-        step = StepPlan::deserialize(rt_.recv(0, kStepTag, idle_timeout_s_).bytes);
+        step = StepPlan::deserialize(rt_.recv(0, tags::kStep, idle_timeout_s_).bytes);
         if (step.slots.empty()) return;
       }
       const double start = rt_.now();
@@ -111,7 +107,7 @@ class StepLoop {
 
   void broadcast_step(const StepPlan& step) {
     const auto bytes = step.serialize();
-    for (int r = 1; r < rt_.world(); ++r) rt_.send(r, kStepTag, Payload::of(bytes));
+    for (int r = 1; r < rt_.world(); ++r) rt_.send(r, tags::kStep, Payload::of(bytes));
   }
 
   // `partial`: the op's output is summed over the ranks next.
@@ -127,7 +123,7 @@ class StepLoop {
     const double latency = link_.latency_s + link_.per_message_overhead_s + setup_.profile.per_message_overhead_s;
     const auto algo = choose_all_reduce(rt_.world(), static_cast<double>(buf.bytes()), link_.bandwidth, latency,
                                         setup_.scenario.fabric.type == "full-mesh");
-    all_reduce({rt_, kCollectiveTag, timeout_s_}, buf, algo);
+    all_reduce({rt_, tags::kCollective, timeout_s_}, buf, algo);
   }
 
   // Tensor and expert parallel: every node runs every layer on its share and
@@ -157,7 +153,7 @@ class StepLoop {
     const int n = rt_.world();
     if (!backend_->computes()) {
       auto ids = CollectiveBuffer::sized(static_cast<std::uint64_t>(shape.logits) * n, 2 * kTokenIdBytes);
-      all_gather({rt_, kCollectiveTag, timeout_s_}, ids);
+      all_gather({rt_, tags::kCollective, timeout_s_}, ids);
       return;
     }
     std::vector<float> pairs(2 * static_cast<std::size_t>(shape.logits) * n);  // (logit, id bits) per rank and slot
@@ -167,7 +163,7 @@ class StepLoop {
       pairs[2 * (rt_.rank() * mine.size() + i) + 1] = std::bit_cast<float>(mine[i].id);
     }
     auto buf = CollectiveBuffer::real(pairs);
-    all_gather({rt_, kCollectiveTag, timeout_s_}, buf);
+    all_gather({rt_, tags::kCollective, timeout_s_}, buf);
     std::vector<TokenChoice> best(mine.size());
     for (std::size_t i = 0; i < mine.size(); ++i)
       for (int r = 0; r < n; ++r) {
@@ -225,33 +221,33 @@ class StepLoop {
         run_layers(shape);
         if (n == 1) predict(shape);
         for (int s = 1; s < n; ++s) {
-          rt_.send(s, kCommandTag, Payload::sized(64));
-          rt_.recv(s, kCommandTag, timeout_s_);
-          rt_.send(s, kActivationTag, activations(shape));
-          const Payload back = rt_.recv(s, kActivationTag, timeout_s_);
+          rt_.send(s, tags::kCommand, Payload::sized(64));
+          rt_.recv(s, tags::kCommand, timeout_s_);
+          rt_.send(s, tags::kActivation, activations(shape));
+          const Payload back = rt_.recv(s, tags::kActivation, timeout_s_);
           s < n - 1 ? take_activations(back) : take_token_ids(back);
         }
       } else {
-        rt_.recv(0, kCommandTag, timeout_s_);
-        rt_.send(0, kCommandTag, Payload::sized(64));
-        take_activations(rt_.recv(0, kActivationTag, timeout_s_));
+        rt_.recv(0, tags::kCommand, timeout_s_);
+        rt_.send(0, tags::kCommand, Payload::sized(64));
+        take_activations(rt_.recv(0, tags::kActivation, timeout_s_));
         run_layers(shape);
         if (r == n - 1) compute(OpKind::kLmHead, 0, shape);
-        rt_.send(0, kActivationTag, r == n - 1 ? token_ids(shape) : activations(shape));
+        rt_.send(0, tags::kActivation, r == n - 1 ? token_ids(shape) : activations(shape));
       }
       return;
     }
-    if (r > 0) take_activations(rt_.recv(r - 1, kActivationTag, timeout_s_));
+    if (r > 0) take_activations(rt_.recv(r - 1, tags::kActivation, timeout_s_));
     run_layers(shape);
     if (r < n - 1) {
-      rt_.send(r + 1, kActivationTag, activations(shape));
+      rt_.send(r + 1, tags::kActivation, activations(shape));
     } else if (n == 1) {
       predict(shape);
     } else {
       compute(OpKind::kLmHead, 0, shape);
-      rt_.send(0, kTokensTag, token_ids(shape));
+      rt_.send(0, tags::kTokens, token_ids(shape));
     }
-    if (r == 0 && n > 1) take_token_ids(rt_.recv(n - 1, kTokensTag, timeout_s_));
+    if (r == 0 && n > 1) take_token_ids(rt_.recv(n - 1, tags::kTokens, timeout_s_));
   }
 
   // The LM head on rank 0 itself: its best tokens are the step's.

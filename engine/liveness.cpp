@@ -4,14 +4,9 @@
 #include <cstring>
 
 #include "engine/error.hpp"
+#include "engine/tags.hpp"
 
 namespace engine {
-
-namespace {
-
-constexpr int kHeartbeatTag = 1;
-
-}  // namespace
 
 Liveness::Liveness(int world, double heartbeat_s, double timeout_s)
     : last_heard_(world, 0.0),
@@ -103,14 +98,14 @@ void run_heartbeats(Runtime& rt, Liveness& m) {
     for (int peer = 0; peer < rt.world(); ++peer) {
       if (peer == rt.rank()) continue;
       try {
-        rt.send(peer, kHeartbeatTag, beat);
+        rt.send(peer, tags::kHeartbeat, beat);
       } catch (const PeerFailure&) {
         // Unreachable now; silence will make it suspected.
       }
       // Drain what arrived since the last beat, without waiting.
       for (;;) {
         try {
-          const Payload p = rt.recv(peer, kHeartbeatTag, 0);
+          const Payload p = rt.recv(peer, tags::kHeartbeat, 0);
           std::int32_t their_epoch = 0;
           std::vector<float> their_ages;
           if (p.bytes.size() >= sizeof their_epoch && (p.bytes.size() - sizeof their_epoch) % sizeof(float) == 0) {

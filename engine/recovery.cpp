@@ -187,7 +187,7 @@ class ControlPlane {
     for (int p : to) {
       if (p == physical_.rank()) continue;
       try {
-        physical_.send(p, kControlTag, msg.encode());
+        physical_.send(p, tags::kControl, msg.encode());
       } catch (const PeerFailure&) {
         // It will learn nothing more; the others go on.
       }
@@ -209,7 +209,7 @@ class ControlPlane {
     for (;;) {
       ControlMessage msg;
       try {
-        msg = ControlMessage::decode(physical_.recv(0, kControlTag, m_.heartbeat_s()));
+        msg = ControlMessage::decode(physical_.recv(0, tags::kControl, m_.heartbeat_s()));
       } catch (const Timeout&) {
         if (now() >= give_up) {
           out_.nodes[physical_.rank()].error = "no decision from the coordinator (" + cause + ")";

@@ -5,11 +5,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/tags.hpp"
+
 namespace hw {
 
 namespace {
 
-constexpr int kPingTag = 1, kBulkTag = 2, kAckTag = 3, kGoTag = 4, kDoneTag = 5, kFiguresTag = 6;
 constexpr std::uint64_t kPingBytes = 8;
 
 double median(std::vector<double> v) {
@@ -27,8 +28,8 @@ PairFigures measure_from_a(engine::Runtime& rt, int b, const ProbeOptions& o) {
   std::vector<double> rtts;
   for (int i = 0; i < o.pings; ++i) {
     const double t0 = rt.now();
-    rt.send(b, kPingTag, engine::Payload::sized(kPingBytes));
-    rt.recv(b, kPingTag, o.timeout_s);
+    rt.send(b, engine::tags::kPing, engine::Payload::sized(kPingBytes));
+    rt.recv(b, engine::tags::kPing, o.timeout_s);
     rtts.push_back(rt.now() - t0);
   }
   const double rtt = median(rtts);
@@ -36,12 +37,12 @@ PairFigures measure_from_a(engine::Runtime& rt, int b, const ProbeOptions& o) {
   std::vector<double> ab, ba;
   for (int i = 0; i <= o.bulk_repeats; ++i) {
     double t0 = rt.now();
-    rt.send(b, kBulkTag, engine::Payload::sized(o.bulk_bytes));
-    rt.recv(b, kAckTag, o.timeout_s);
+    rt.send(b, engine::tags::kBulk, engine::Payload::sized(o.bulk_bytes));
+    rt.recv(b, engine::tags::kAck, o.timeout_s);
     if (i > 0) ab.push_back(bandwidth(o.bulk_bytes, rt.now() - t0, rtt));
     t0 = rt.now();
-    rt.send(b, kGoTag, engine::Payload::sized(kPingBytes));
-    rt.recv(b, kBulkTag, o.timeout_s);
+    rt.send(b, engine::tags::kGo, engine::Payload::sized(kPingBytes));
+    rt.recv(b, engine::tags::kBulk, o.timeout_s);
     if (i > 0) ba.push_back(bandwidth(o.bulk_bytes, rt.now() - t0, rtt));
   }
   f.bandwidth_ab = median(ab);
@@ -51,25 +52,25 @@ PairFigures measure_from_a(engine::Runtime& rt, int b, const ProbeOptions& o) {
 
 void answer_as_b(engine::Runtime& rt, int a, const ProbeOptions& o) {
   for (int i = 0; i < o.pings; ++i) {
-    rt.recv(a, kPingTag, o.timeout_s);
-    rt.send(a, kPingTag, engine::Payload::sized(kPingBytes));
+    rt.recv(a, engine::tags::kPing, o.timeout_s);
+    rt.send(a, engine::tags::kPing, engine::Payload::sized(kPingBytes));
   }
   for (int i = 0; i <= o.bulk_repeats; ++i) {
-    rt.recv(a, kBulkTag, o.timeout_s);
-    rt.send(a, kAckTag, engine::Payload::sized(kPingBytes));
-    rt.recv(a, kGoTag, o.timeout_s);
-    rt.send(a, kBulkTag, engine::Payload::sized(o.bulk_bytes));
+    rt.recv(a, engine::tags::kBulk, o.timeout_s);
+    rt.send(a, engine::tags::kAck, engine::Payload::sized(kPingBytes));
+    rt.recv(a, engine::tags::kGo, o.timeout_s);
+    rt.send(a, engine::tags::kBulk, engine::Payload::sized(o.bulk_bytes));
   }
 }
 
 // Rank 0 releases everyone once all have arrived.
 void barrier(engine::Runtime& rt, double timeout_s) {
   if (rt.rank() == 0) {
-    for (int r = 1; r < rt.world(); ++r) rt.recv(r, kDoneTag, timeout_s);
-    for (int r = 1; r < rt.world(); ++r) rt.send(r, kDoneTag, engine::Payload{});
+    for (int r = 1; r < rt.world(); ++r) rt.recv(r, engine::tags::kDone, timeout_s);
+    for (int r = 1; r < rt.world(); ++r) rt.send(r, engine::tags::kDone, engine::Payload{});
   } else {
-    rt.send(0, kDoneTag, engine::Payload{});
-    rt.recv(0, kDoneTag, timeout_s);
+    rt.send(0, engine::tags::kDone, engine::Payload{});
+    rt.recv(0, engine::tags::kDone, timeout_s);
   }
 }
 
@@ -92,13 +93,13 @@ std::vector<PairFigures> probe_links(engine::Runtime& rt, const ProbeOptions& o)
     }
   }
   if (rt.rank() != 0) {
-    for (const auto& f : mine) rt.send(0, kFiguresTag, encode(f));
+    for (const auto& f : mine) rt.send(0, engine::tags::kFigures, encode(f));
     return {};
   }
   std::vector<PairFigures> all = mine;
   for (int a = 1; a < rt.world(); ++a) {
     for (int b = a + 1; b < rt.world(); ++b) {
-      const engine::Payload p = rt.recv(a, kFiguresTag, o.timeout_s);
+      const engine::Payload p = rt.recv(a, engine::tags::kFigures, o.timeout_s);
       PairFigures f;
       std::memcpy(&f, p.bytes.data(), sizeof f);
       all.push_back(f);

@@ -7,14 +7,13 @@
 #include "engine/error.hpp"
 #include "engine/liveness.hpp"
 #include "engine/recovery.hpp"
+#include "engine/tags.hpp"
 #include "hw/node_result_codec.hpp"
 
 namespace hw {
 
 namespace {
 
-// Outside every engine tag (those are >= 0) and the TcpRuntime barrier's -1.
-constexpr int kResultTag = -2;
 // How long the reporter waits for a live node's results: a node may still be
 // waiting (bounded) for a recovery decision when the coordinator finishes.
 constexpr double kGatherTimeoutS = 60;
@@ -38,7 +37,7 @@ class SharedClockRuntime : public engine::ForwardingRuntime {
 bool send_to_reporter(engine::Runtime& rt, const NodeReport& mine) {
   for (int k = 0; k < rt.rank(); ++k) {
     try {
-      rt.send(k, kResultTag, encode_node_report(mine));
+      rt.send(k, engine::tags::kResult, encode_node_report(mine));
       return true;
     } catch (const engine::PeerFailure&) {
     }
@@ -52,7 +51,7 @@ void gather(engine::Runtime& rt, engine::RunResult& out) {
     std::string lost = "process lost (rank " + std::to_string(k) + " below the reporter is unreachable)";
     if (k > rt.rank()) {
       try {
-        NodeReport theirs = decode_node_report(rt.recv(k, kResultTag, kGatherTimeoutS));
+        NodeReport theirs = decode_node_report(rt.recv(k, engine::tags::kResult, kGatherTimeoutS));
         out.nodes[k] = std::move(theirs.node);
         out.events.insert(out.events.end(), theirs.events.begin(), theirs.events.end());
         continue;

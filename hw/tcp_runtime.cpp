@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "engine/error.hpp"
+#include "engine/tags.hpp"
 #include "hw/socket_util.hpp"
 
 namespace hw {
@@ -18,7 +19,6 @@ namespace {
 
 constexpr std::uint32_t kMagic = 0x3146494d;  // "MIF1"
 constexpr std::size_t kHeaderBytes = 24;
-constexpr int kBarrierTag = -1;
 constexpr double kCloseFlushSeconds = 10;
 // What a busy-waiting compute() spins through: longer than a sleep's usual overshoot.
 constexpr auto kSpinTail = std::chrono::microseconds(200);
@@ -146,11 +146,11 @@ void TcpRuntime::compute(double seconds) {
 
 void TcpRuntime::barrier(double timeout_s) {
   if (rank_ == 0) {
-    for (int r = 1; r < world_; ++r) recv(r, kBarrierTag, timeout_s);
-    for (int r = 1; r < world_; ++r) send(r, kBarrierTag, engine::Payload{});
+    for (int r = 1; r < world_; ++r) recv(r, engine::tags::kBarrier, timeout_s);
+    for (int r = 1; r < world_; ++r) send(r, engine::tags::kBarrier, engine::Payload{});
   } else {
-    send(0, kBarrierTag, engine::Payload{});
-    recv(0, kBarrierTag, timeout_s);
+    send(0, engine::tags::kBarrier, engine::Payload{});
+    recv(0, engine::tags::kBarrier, timeout_s);
   }
 }
 

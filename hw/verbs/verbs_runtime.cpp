@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/error.hpp"
+#include "engine/tags.hpp"
 #include "hw/socket_util.hpp"
 #include "hw/verbs/verbs_api.hpp"
 #include "hw/verbs/verbs_link.hpp"
@@ -14,11 +15,6 @@
 namespace hw {
 
 namespace {
-
-// Side-channel tags, below the TcpRuntime barrier's -1 and any engine tag.
-constexpr int kEndpointTag = -100;
-constexpr int kReadyTag = -101;
-constexpr int kProbeTag = -102;
 
 void check_options(int rank, int world, const VerbsOptions& o) {
   if (rank < 0 || rank >= world) throw std::invalid_argument("rank out of range");
@@ -57,16 +53,16 @@ void VerbsRuntime::connect_all(engine::Runtime& side, VerbsApi& api) {
     if (p == rank_) continue;
     const std::string pair = fmt::format("rank {} -> rank {}", rank_, p);
     peers_[p].link = std::make_unique<VerbsLink>(api, *options_.devices[p], pair, options_, seed());
-    side.send(p, kEndpointTag, engine::Payload::of(serialize(peers_[p].link->local())));
+    side.send(p, engine::tags::kEndpoint, engine::Payload::of(serialize(peers_[p].link->local())));
   }
   for (int p = 0; p < world_; ++p) {
     if (p == rank_) continue;
-    const engine::Payload wire = side.recv(p, kEndpointTag, options_.setup_timeout_s);
+    const engine::Payload wire = side.recv(p, engine::tags::kEndpoint, options_.setup_timeout_s);
     peers_[p].link->connect(parse_endpoint(wire.bytes));
-    side.send(p, kReadyTag, engine::Payload{});
+    side.send(p, engine::tags::kReady, engine::Payload{});
   }
   for (int p = 0; p < world_; ++p)
-    if (p != rank_) side.recv(p, kReadyTag, options_.setup_timeout_s);
+    if (p != rank_) side.recv(p, engine::tags::kReady, options_.setup_timeout_s);
 }
 
 VerbsRuntime::~VerbsRuntime() {
@@ -98,7 +94,7 @@ engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
   if (auto m = inbox_.take(src, tag)) return std::move(*m);
   // Silence on the verbs side: a closed side channel says the peer is gone.
   try {
-    side_channel_.recv(src, kProbeTag, 0);
+    side_channel_.recv(src, engine::tags::kProbe, 0);
   } catch (const engine::PeerFailure& e) {
     fail(src, std::string("side channel lost: ") + e.what());
   } catch (const engine::Timeout&) {

@@ -1,0 +1,47 @@
+// Every message tag, in one place. A tag names the queue a payload waits in
+// (Inbox keys on sender and tag), so two conversations that share a tag on one
+// Runtime at one time would take each other's messages. The rules:
+//
+// 1. Epoch tags (kStep..kCollective) are sent only through EpochRuntime, which
+//    puts fenced(tag, epoch) = tag + (epoch + 1) * kEpochStride on the wire:
+//    an epoch never matches another epoch's messages, nor an unfenced tag.
+//    REQUIRES: 0 < tag < kEpochStride.
+// 2. Unfenced engine tags go straight to the physical runtime: heartbeats
+//    (small, below kEpochStride) and control (kControlTag, above every fenced
+//    tag while epoch + 1 < kControlTag / kEpochStride, i.e. epoch <= 1022).
+//    The arithmetic is plain int: at epoch 1023 a fenced tag reaches
+//    kControlTag's range, and at epoch 2047 it overflows. Nothing checks this
+//    today; an epoch is a reconfiguration after a failure, so runs stay far below.
+// 3. Transport tags are negative, below every engine tag: TcpRuntime's barrier,
+//    the launched nodes' results, VerbsRuntime's setup on its TCP side channel.
+// 4. A link probe owns its runtime while it runs: its tags may reuse small numbers.
+#pragma once
+
+namespace engine::tags {
+
+// Rule 1: inside one epoch, between its members (fenced).
+inline constexpr int kStep = 1;         // rank 0 -> all: the next step (empty: stop)
+inline constexpr int kActivation = 2;   // pipeline stage boundaries
+inline constexpr int kTokens = 3;       // sampled token ids back to rank 0
+inline constexpr int kCommand = 4;      // RPC-style command round trips
+inline constexpr int kCollective = 10;  // all-reduce, all-gather
+
+inline constexpr int kEpochStride = 1 << 20;
+// The tag an epoch tag travels under in `epoch`. REQUIRES: 0 <= epoch <= 1022.
+constexpr int fenced(int tag, int epoch) { return tag + (epoch + 1) * kEpochStride; }
+
+// Rule 2: on the physical runtime, across epochs.
+inline constexpr int kHeartbeat = 1;
+inline constexpr int kControl = 1 << 30;  // rank 0 <-> members: abort reports and decisions
+
+// Rule 3: transports.
+inline constexpr int kBarrier = -1;     // TcpRuntime::barrier
+inline constexpr int kResult = -2;      // a launched node's report, to the lowest live rank
+inline constexpr int kEndpoint = -100;  // VerbsRuntime side channel: queue pair endpoints
+inline constexpr int kReady = -101;     //   ... every peer connected
+inline constexpr int kProbe = -102;     //   ... never sent: a recv that notices a closed channel
+
+// Rule 4: hw/link_probe, alone on its runtime.
+inline constexpr int kPing = 1, kBulk = 2, kAck = 3, kGo = 4, kDone = 5, kFigures = 6;
+
+}  // namespace engine::tags
