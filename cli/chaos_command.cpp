@@ -2,21 +2,21 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/output_file.hpp"
 #include "engine/error.hpp"
 #include "engine/scenario.hpp"
 #include "sim/studies/chaos.hpp"
+#include "sim/studies/chaos_junit.hpp"
 
 namespace cli {
 
 namespace {
 
 struct ChaosOptions {
-  std::string scenario, seeds = "1..100", out;
+  std::string scenario, seeds = "1..100", out, junit;
   std::vector<std::string> kinds;
   int jobs = 0, requests = 0, output_tokens = 0;
 };
@@ -52,11 +52,8 @@ int chaos(const ChaosOptions& o) {
   q.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   const auto campaign = sim::run_chaos(s, catalog, q);
   fmt::print("{}", sim::render_chaos_table(campaign));
-  if (!o.out.empty()) {
-    std::filesystem::create_directories(
-        std::filesystem::path(o.out).parent_path().empty() ? "." : std::filesystem::path(o.out).parent_path());
-    std::ofstream(o.out) << campaign.dump(2) << "\n";
-  }
+  if (!o.out.empty()) write_text_file(o.out, campaign.dump(2) + "\n");
+  if (!o.junit.empty()) write_text_file(o.junit, sim::render_chaos_junit(campaign));
   return campaign["violations"].empty() ? 0 : kExitBreach;
 }
 
@@ -73,6 +70,7 @@ void add_chaos_command(CLI::App& app, int& status) {
   cmd->add_option("--output-tokens", o->output_tokens, "shorten each request's output");
   cmd->add_option("--jobs", o->jobs, "worker processes (default: all cores)");
   cmd->add_option("--out", o->out, "write the campaign as JSON here");
+  cmd->add_option("--junit", o->junit, "write each seed's invariants as JUnit XML here");
   cmd->callback([o, &status] { status = chaos(*o); });
 }
 

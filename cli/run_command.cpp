@@ -35,7 +35,7 @@ engine::ProgressFn progress_line(bool quiet) {
 struct RunOptions {
   std::string scenario;
   std::optional<unsigned long long> seed;
-  std::string out;
+  std::string out, junit;
   bool quiet = false;
   std::vector<std::string> cards;
 };
@@ -45,7 +45,7 @@ int run(const RunOptions& o) {
   const auto result =
       sim::simulate(l.scenario, l.catalog, l.plan, l.profile,
                     engine::make_requests(l.scenario.workload, l.scenario.seed), progress_line(o.quiet));
-  return report_run(l, result, o.out, "simulated");
+  return report_run(l, result, o.out, "simulated", o.junit);
 }
 
 }  // namespace
@@ -56,6 +56,7 @@ void add_run_command(CLI::App& app, int& status) {
   cmd->add_option("scenario", options->scenario, "scenario file")->required();
   cmd->add_option("--seed", options->seed, "override the scenario's seed");
   cmd->add_option("--out", options->out, "report directory (default reports/out/<scenario name>)");
+  cmd->add_option("--junit", options->junit, "also write the expectations and invariants as JUnit XML here");
   cmd->add_flag("--quiet", options->quiet, "no progress line");
   cmd->add_option("--card", options->cards,
                   "extra hardware or link card file, e.g. from `meshinfer probe` (repeatable)");

@@ -5,7 +5,9 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
+#include "cli/output_file.hpp"
 #include "engine/report/expectations.hpp"
+#include "engine/report/junit.hpp"
 #include "engine/report/report.hpp"
 #include "engine/report/trace.hpp"
 #include "sim/scenario_run.hpp"
@@ -32,12 +34,16 @@ LoadedScenario load_for_run(const std::string& scenario_file, const std::vector<
 }
 
 int report_run(const LoadedScenario& l, const engine::RunResult& result, const std::string& out_dir,
-               const std::string& clock) {
+               const std::string& clock, const std::string& junit_file) {
   const engine::Scenario& s = l.scenario;
   auto report = engine::build_report(s, l.catalog, l.plan, l.profile.name, result, s.seed);
   const auto checks = engine::check_expectations(s, report);
   const std::string dir = out_dir.empty() ? "reports/out/" + s.name : out_dir;
   engine::write_reports(dir, report, engine::render_trace(s, l.plan, result));
+  if (!junit_file.empty()) {
+    const auto suite = engine::run_junit_suite(s, s.seed, checks, engine::check_invariants(s, result));
+    write_text_file(junit_file, engine::render_junit("meshinfer run " + s.name, {suite}));
+  }
 
   const auto& sum = report["summary"];
   fmt::print(
@@ -47,7 +53,8 @@ int report_run(const LoadedScenario& l, const engine::RunResult& result, const s
       sum["ttft_s"]["p50"].get<double>(), sum["ttft_s"]["p99"].get<double>(), 1e3 * sum["itl_s"]["p50"].get<double>(),
       sum["requests"]["completed"].get<int>(), sum["requests"]["failed"].get<int>(), clock,
       sum["simulated_s"].get<double>());
-  fmt::print("reports: {0}/report.json {0}/report.md {0}/report.html {0}/trace.json\n", dir);
+  fmt::print("reports: {0}/report.json {0}/report.md {0}/report.html {0}/trace.json{1}\n", dir,
+             junit_file.empty() ? "" : " " + junit_file);
   int status = 0;
   for (const auto& c : checks) {
     if (c.pass) continue;

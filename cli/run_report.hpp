@@ -30,7 +30,8 @@ LoadedScenario load_for_run(const std::string& scenario_file, const std::vector<
 // Writes the reports into `out_dir` (default reports/out/<scenario name>),
 // prints the summary; returns 0, or kExitBreach when an expectation or an
 // invariant failed. `clock`: what the run's seconds were ("simulated", "elapsed").
+// `junit_file`: also the expectations and invariants as JUnit XML there (empty: none).
 int report_run(const LoadedScenario& l, const engine::RunResult& result, const std::string& out_dir,
-               const std::string& clock);
+               const std::string& clock, const std::string& junit_file = "");
 
 }  // namespace cli

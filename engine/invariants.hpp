@@ -12,7 +12,17 @@
 
 namespace engine {
 
-// One line per violation, naming the request or event that broke it.
-std::vector<std::string> check_invariants(const Scenario& s, const RunResult& r);
+// One invariant, named for what it promises, with one line per violation
+// naming the request or event that broke it (none: it held).
+struct InvariantCheck {
+  std::string name;
+  std::vector<std::string> violations;
+};
+
+// Every invariant, in a fixed order, whether it held or not.
+std::vector<InvariantCheck> check_invariants(const Scenario& s, const RunResult& r);
+
+// The violations of all `checks`, in order: report.json's "invariants".
+std::vector<std::string> all_violations(const std::vector<InvariantCheck>& checks);
 
 }  // namespace engine

@@ -231,7 +231,7 @@ ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan&
   report["faults"] = faults_json(r);
   if (!report["faults"]["time_to_recover_s"].is_null())
     report["summary"]["recovery_s"] = report["faults"]["downtime_s"];
-  report["invariants"] = check_invariants(s, r);
+  report["invariants"] = all_violations(check_invariants(s, r));
   report["expectations"] = ordered_json::array();
   return report;
 }

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <random>
 
+#include "engine/invariants.hpp"
 #include "engine/report/report.hpp"
 #include "engine/stack_card.hpp"
 #include "engine/workload.hpp"
@@ -26,9 +27,13 @@ json run_one(const engine::Scenario& s, const engine::Catalog& catalog) {
   const auto plan = choose_plan(s, catalog, profile).plan;
   const auto result = simulate(s, catalog, plan, profile, engine::make_requests(s.workload, s.seed));
   const json report = engine::build_report(s, catalog, plan, profile.name, result, s.seed);
+  json checks = json::array();
+  for (const auto& c : engine::check_invariants(s, result))
+    checks.push_back({{"invariant", c.name}, {"violations", c.violations}});
   return {{"summary", report["summary"]},
           {"faults", report["faults"]},
           {"invariants", report["invariants"]},
+          {"invariant_checks", checks},
           {"events", report["events"]}};
 }
 
@@ -107,6 +112,7 @@ json run_chaos(const engine::Scenario& s, const engine::Catalog& catalog, const 
     }
     const json r = json::parse(results[i].output);
     row["invariants"] = r["invariants"];
+    row["invariant_checks"] = r["invariant_checks"];
     row["faults"] = r["faults"];
     row["decode_tokens_per_s"] = r["summary"]["decode_tokens_per_s"];
     row["events"] = r["events"];
