@@ -19,7 +19,7 @@ struct Figures {
   double decode_tokens_per_s = 0, per_request_tokens_per_s = 0;
 };
 
-Figures run(const std::string& dir, int ranks, const std::string& strategy, int batch, int output) {
+Figures run(const std::string& dir, int ranks, engine::Strategy strategy, int batch, int output) {
   const auto s = testsupport::cpu_scenario(dir, ranks, batch, 16, output, batch, 16);
   const auto results = testsupport::run_tcp_cluster(ranks, [&](engine::Runtime& rt) {
     const auto result = testsupport::run_cpu_engine(rt, s, strategy);
@@ -31,7 +31,7 @@ Figures run(const std::string& dir, int ranks, const std::string& strategy, int 
                        report["summary"]["per_request_decode_tokens_per_s"].get<double>());
   });
   for (const auto& r : results)
-    if (!r.ok) throw std::runtime_error(fmt::format("{} ranks, {}: {}", ranks, strategy, r.output));
+    if (!r.ok) throw std::runtime_error(fmt::format("{} ranks, {}: {}", ranks, engine::to_string(strategy), r.output));
   Figures f;
   std::sscanf(results[0].output.c_str(), "%lf %lf", &f.decode_tokens_per_s, &f.per_request_tokens_per_s);
   return f;
@@ -49,13 +49,16 @@ int main(int argc, char** argv) {
   fmt::print("| batch | ranks | parallelism | decode tok/s | per-request tok/s | vs 1 rank |\n");
   fmt::print("|---|---|---|---|---|---|\n");
   for (int batch : {1, 8}) {
-    const Figures one = run(dir, 1, "tensor", batch, output);
+    const Figures one = run(dir, 1, engine::Strategy::kTensor, batch, output);
     fmt::print("| {} | 1 | - | {:.1f} | {:.1f} | 1.00 |\n", batch, one.decode_tokens_per_s,
                one.per_request_tokens_per_s);
-    for (const auto& [ranks, strategy] : {std::pair{2, "tensor"}, {4, "tensor"}, {4, "pipeline"}, {4, "expert"}}) {
+    for (const auto& [ranks, strategy] : {std::pair{2, engine::Strategy::kTensor},
+                                          {4, engine::Strategy::kTensor},
+                                          {4, engine::Strategy::kPipeline},
+                                          {4, engine::Strategy::kExpert}}) {
       const Figures f = run(dir, ranks, strategy, batch, output);
-      fmt::print("| {} | {} | {} | {:.1f} | {:.1f} | {:.2f} |\n", batch, ranks, strategy, f.decode_tokens_per_s,
-                 f.per_request_tokens_per_s, f.decode_tokens_per_s / one.decode_tokens_per_s);
+      fmt::print("| {} | {} | {} | {:.1f} | {:.1f} | {:.2f} |\n", batch, ranks, engine::to_string(strategy),
+                 f.decode_tokens_per_s, f.per_request_tokens_per_s, f.decode_tokens_per_s / one.decode_tokens_per_s);
     }
   }
   return 0;

@@ -54,7 +54,7 @@ Figures run_engine(int batch) {
   s.workload.concurrency = batch;
   const auto& catalog = engine::Catalog::builtin();
   const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
-  const auto plan = engine::make_plan(s, catalog, s.parallelism);
+  const auto plan = engine::make_plan(s, catalog, s.parallelism.value());
   auto events = count_events();
   const auto start = std::chrono::steady_clock::now();
   const auto result = sim::simulate(s, catalog, plan, profile, engine::make_requests(s.workload, s.seed));
@@ -72,7 +72,7 @@ Figures run_raw(double tokens) {
   const engine::Scenario& s = default_scenario();
   const auto& catalog = engine::Catalog::builtin();
   const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
-  const auto plan = engine::make_plan(s, catalog, s.parallelism);
+  const auto plan = engine::make_plan(s, catalog, s.parallelism.value());
   const auto& model = catalog.model(s.model);
   const engine::CostModel cost(model, model.quant(s.quant), catalog.hardware(plan.shards[0].hardware), profile,
                                plan.shards[0]);

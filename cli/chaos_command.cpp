@@ -44,11 +44,15 @@ int chaos(const ChaosOptions& o) {
   }
   sim::ChaosQuery q;
   parse_seeds(o.seeds, q);
-  q.kinds = o.kinds;
-  if (q.kinds.empty()) q.kinds.assign(engine::kFaultKinds.begin(), engine::kFaultKinds.end());
-  for (const auto& k : q.kinds)
-    if (std::find(engine::kFaultKinds.begin(), engine::kFaultKinds.end(), k) == engine::kFaultKinds.end())
-      throw engine::InputError("--faults", k, "unknown fault kind");
+  for (const auto& k : o.kinds) {
+    const auto kind = engine::parse_name<engine::FaultKind>(k);
+    if (!kind) throw engine::InputError("--faults", k, "unknown fault kind");
+    q.kinds.push_back(*kind);
+  }
+  if (q.kinds.empty()) {
+    const auto all = engine::all_of<engine::FaultKind>();
+    q.kinds.assign(all.begin(), all.end());
+  }
   q.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   const auto campaign = sim::run_chaos(s, catalog, q);
   fmt::print("{}", sim::render_chaos_table(campaign));

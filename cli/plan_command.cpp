@@ -104,9 +104,18 @@ int plan(PlanOptions o) {
   for (const auto& l : o.links)
     if (!catalog.has_link(l))
       throw engine::InputError("--links", l, "unknown link card; known: " + known(catalog.link_names()));
-  if (o.strategies.empty()) {
-    o.strategies = {"tensor", "tensor-uneven", "pipeline"};
-    if (model.moe) o.strategies.push_back("expert");
+  std::vector<engine::Strategy> strategies;
+  for (const auto& name : o.strategies) {
+    const auto s = engine::parse_name<engine::Strategy>(name);
+    if (!s)
+      throw engine::InputError("--strategies", name,
+                               "unknown strategy; known: " + known({engine::Names<engine::Strategy>::value.begin(),
+                                                                    engine::Names<engine::Strategy>::value.end()}));
+    strategies.push_back(*s);
+  }
+  if (strategies.empty()) {
+    strategies = {engine::Strategy::kTensor, engine::Strategy::kTensorUneven, engine::Strategy::kPipeline};
+    if (model.moe) strategies.push_back(engine::Strategy::kExpert);
   }
   sim::PlanQuery q;
   q.model = o.model;
@@ -114,7 +123,7 @@ int plan(PlanOptions o) {
   q.hardware = o.hardware;
   q.max_nodes = o.max_nodes;
   q.links = o.links;
-  q.strategies = o.strategies;
+  q.strategies = strategies;
   q.workload = load_workload(o.workload_file, o.model, o.quant, catalog);
   parse_slo(o.slo, q);
   q.profile = o.profile;

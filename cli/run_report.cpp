@@ -26,7 +26,7 @@ LoadedScenario load_for_run(const std::string& scenario_file, const std::vector<
   l.plan = choice.plan;
   if (print_plan) {
     for (const auto& c : choice.candidates)
-      fmt::print("  auto: {:<14} {}\n", c.strategy,
+      fmt::print("  auto: {:<14} {}\n", engine::to_string(c.strategy),
                  c.refusal.empty() ? fmt::format("probe {:.3f} s", c.probe_s) : c.refusal);
     fmt::print("{}", l.plan.describe());
   }

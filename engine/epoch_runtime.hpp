@@ -57,7 +57,7 @@ struct ControlMessage {
   Kind kind = kStop;
   std::int32_t epoch = 0;
   std::int32_t peer = -1;      // kAbort: the physical rank found failed
-  std::int32_t strategy = 0;   // kReconfigure: index into kStrategies
+  std::int32_t strategy = 0;   // kReconfigure: a Strategy
   std::int32_t secondary = 0;  // kReconfigure: 1 once the instance runs on the secondary network
   std::vector<std::int32_t> members;
   std::vector<Detour> detours;  // kReconfigure: every detour in force (physical ranks)

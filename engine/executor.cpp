@@ -100,7 +100,7 @@ class StepLoop {
   }
 
   double lm_head_share() const {
-    if (plan_.strategy == "expert") return 1.0;  // replicated: every node computes it
+    if (plan_.strategy == Strategy::kExpert) return 1.0;  // replicated: every node computes it
     if (plan_.is_pipeline()) return shard_.node == static_cast<int>(plan_.shards.size()) - 1 ? 1.0 : 0.0;
     return shard_.vocab_fraction;
   }
@@ -122,14 +122,14 @@ class StepLoop {
                                                               kActivationBytesPerElement);
     const double latency = link_.latency_s + link_.per_message_overhead_s + setup_.profile.per_message_overhead_s;
     const auto algo = choose_all_reduce(rt_.world(), static_cast<double>(buf.bytes()), link_.bandwidth, latency,
-                                        setup_.scenario.fabric.type == "full-mesh");
+                                        setup_.scenario.fabric.type == FabricType::kFullMesh);
     all_reduce({rt_, tags::kCollective, timeout_s_}, buf, algo);
   }
 
   // Tensor and expert parallel: every node runs every layer on its share and
   // the partial results are summed after attention and after the FFN.
   void run_tensor_step(const StepShape& shape) {
-    const bool expert = plan_.strategy == "expert";
+    const bool expert = plan_.strategy == Strategy::kExpert;
     // Each rank embedded the tokens of its vocabulary shard; the sum is every token.
     if (!expert && backend_->computes()) all_reduce_activations(shape);
     for (int layer = 0; layer < model_.layers; ++layer) {

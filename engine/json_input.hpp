@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/choices.hpp"
 #include "engine/error.hpp"
 
 namespace engine {
@@ -153,6 +154,14 @@ std::string choice(const JsonValue& v, std::string_view what, const Names& known
   auto got = v.as<std::string>();
   if (std::find(std::begin(known), std::end(known), got) == std::end(known)) v.fail(unknown_name(what, got, known));
   return got;
+}
+
+// The E a string names (see engine/choices.hpp), refused with the known names otherwise.
+template <class E>
+E choice(const JsonValue& v, std::string_view what) {
+  const auto got = v.as<std::string>();
+  if (auto e = parse_name<E>(got)) return *e;
+  v.fail(unknown_name(what, got, Names<E>::value));
 }
 
 // Same for an optional key, `fallback` when absent.

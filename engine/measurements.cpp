@@ -65,9 +65,9 @@ std::string stack_of(const std::string& system) {
 }
 
 StackSetup stack_setup(const std::string& stack) {
-  if (stack == "llamacpp-rpc-tcp") return {"tb5-tcp", "pipeline"};
-  if (stack == "exo-tensor-rdma") return {"tb5-rdma", "tensor"};
-  return {"tb5-rdma", "auto"};  // meshinfer: its own best plan on RDMA
+  if (stack == "llamacpp-rpc-tcp") return {"tb5-tcp", Strategy::kPipeline};
+  if (stack == "exo-tensor-rdma") return {"tb5-rdma", Strategy::kTensor};
+  return {"tb5-rdma", std::nullopt};  // meshinfer: its own best plan on RDMA
 }
 
 Measurements load_measurements(const std::string& file) {
@@ -105,7 +105,6 @@ Scenario row_scenario(const CalibrationRow& row, const std::vector<std::string>&
   s.parallelism = setup.parallelism;
   s.profile = row.stack;
   for (int i = 0; i < row.nodes; ++i) s.nodes.push_back({fmt::format("m{}", i + 1), cluster.at(i)});
-  s.fabric.type = "full-mesh";
   s.fabric.link = link.empty() ? setup.link : link;
   for (int a = 0; a < row.nodes; ++a)
     for (int b = a + 1; b < row.nodes; ++b) s.fabric.cables.push_back({a, b, 0, 0, s.fabric.link});

@@ -42,7 +42,7 @@ std::string stack_of(const std::string& system);
 // How a stack runs: its link and its plan.
 struct StackSetup {
   std::string link;
-  std::string parallelism;
+  Parallelism parallelism;
 };
 StackSetup stack_setup(const std::string& stack);
 

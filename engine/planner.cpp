@@ -75,15 +75,16 @@ void account(const Context& c, Shard& sh) {
   sh.kv_bytes_per_token = kv;
 }
 
-Plan finish(const Context& c, std::string strategy, std::vector<Shard> shards) {
-  Plan plan{std::move(strategy), std::move(shards), 0};
+Plan finish(const Context& c, Strategy strategy, std::vector<Shard> shards) {
+  Plan plan{strategy, std::move(shards), 0};
   double capacity = 1e300;
   for (Shard& sh : plan.shards) {
     account(c, sh);
     if (sh.free_bytes() < 0)
-      throw PlanError(fmt::format(
-          "{}: node {} ({}) needs {:.1f} GB of weights but has {:.1f} GB usable ({:.1f} GB short)", plan.strategy,
-          sh.node_name, sh.hardware, sh.weight_bytes / kGB, sh.memory_bytes / kGB, -sh.free_bytes() / kGB));
+      throw PlanError(
+          fmt::format("{}: node {} ({}) needs {:.1f} GB of weights but has {:.1f} GB usable ({:.1f} GB short)",
+                      to_string(plan.strategy), sh.node_name, sh.hardware, sh.weight_bytes / kGB, sh.memory_bytes / kGB,
+                      -sh.free_bytes() / kGB));
     if (sh.kv_bytes_per_token > 0) capacity = std::min(capacity, sh.free_bytes() / sh.kv_bytes_per_token);
   }
   plan.kv_capacity_tokens = capacity;
@@ -116,7 +117,7 @@ Plan plan_tensor(const Context& c) {
         fmt::format("tensor parallel over {} nodes needs the attention heads ({}) and KV heads ({}) to divide by {}; "
                     "use \"tensor-uneven\" to split them unevenly",
                     n, c.model.heads, kv, n));
-  return finish(c, "tensor", tensor_shards(c, std::vector<double>(n, 1.0 / n)));
+  return finish(c, Strategy::kTensor, tensor_shards(c, std::vector<double>(n, 1.0 / n)));
 }
 
 // Shares follow each node's speed: decode streams weights, so memory bandwidth.
@@ -131,7 +132,7 @@ Plan plan_tensor_uneven(const Context& c) {
   std::vector<double> share;
   // FFN columns and vocabulary follow the same split as the heads, so a node's work is balanced.
   for (int i = 0; i < n; ++i) share.push_back(static_cast<double>(heads[i]) / c.model.heads);
-  return finish(c, "tensor-uneven", tensor_shards(c, share));
+  return finish(c, Strategy::kTensorUneven, tensor_shards(c, share));
 }
 
 Plan plan_pipeline(const Context& c) {
@@ -160,7 +161,7 @@ Plan plan_pipeline(const Context& c) {
     first += layers[i];
     out.push_back(sh);
   }
-  return finish(c, "pipeline", std::move(out));
+  return finish(c, Strategy::kPipeline, std::move(out));
 }
 
 // Experts split over the nodes; attention, dense layers and embeddings are
@@ -183,24 +184,22 @@ Plan plan_expert(const Context& c) {
     sh.experts = experts[i];
     out.push_back(sh);
   }
-  return finish(c, "expert", std::move(out));
+  return finish(c, Strategy::kExpert, std::move(out));
 }
 
 }  // namespace
 
-Plan make_plan(const Scenario& s, const Catalog& catalog, const std::string& strategy) {
+Plan make_plan(const Scenario& s, const Catalog& catalog, Strategy strategy) {
   Context c{s, catalog.model(s.model), catalog.model(s.model).quant(s.quant), {}};
   for (const auto& node : s.nodes) c.hw.push_back(&catalog.hardware(node.hardware));
-  if (strategy == "tensor") return plan_tensor(c);
-  if (strategy == "tensor-uneven") return plan_tensor_uneven(c);
-  if (strategy == "pipeline") return plan_pipeline(c);
-  if (strategy == "expert") return plan_expert(c);
-  throw PlanError("unknown parallelism \"" + strategy + "\"");
+  constexpr Plan (*kPlanners[])(const Context&) = {plan_tensor, plan_tensor_uneven, plan_pipeline, plan_expert};
+  static_assert(std::size(kPlanners) == Names<Strategy>::value.size(), "one planner per Strategy, in its order");
+  return kPlanners[static_cast<int>(strategy)](c);
 }
 
 std::string Plan::describe() const {
-  std::string out =
-      fmt::format("plan: {} over {} node(s), KV capacity {:.0f} tokens\n", strategy, shards.size(), kv_capacity_tokens);
+  std::string out = fmt::format("plan: {} over {} node(s), KV capacity {:.0f} tokens\n", to_string(strategy),
+                                shards.size(), kv_capacity_tokens);
   for (const Shard& sh : shards) {
     out += fmt::format(
         "  {:<8} {:<16} layers {:>3}-{:<3} heads {:>3} kv {:>2} ffn {:>5.1f}% experts {:>3} vocab {:>5.1f}%  "

@@ -35,18 +35,16 @@ struct Shard {
 };
 
 struct Plan {
-  std::string strategy;           // tensor, tensor-uneven, pipeline, expert
+  Strategy strategy = Strategy::kTensor;
   std::vector<Shard> shards;      // one per node; pipeline stages in order
   double kv_capacity_tokens = 0;  // tokens of KV the cluster can hold
 
   // Every node works on every layer (tensor/expert); otherwise stages in turn.
-  bool is_pipeline() const { return strategy == "pipeline"; }
+  bool is_pipeline() const { return strategy == Strategy::kPipeline; }
   std::string describe() const;
 };
 
-inline constexpr const char* kStrategies[] = {"tensor", "tensor-uneven", "pipeline", "expert"};
-
-// REQUIRES: strategy is one of kStrategies. Throws PlanError with the reason.
-Plan make_plan(const Scenario& s, const Catalog& catalog, const std::string& strategy);
+// Throws PlanError with the reason.
+Plan make_plan(const Scenario& s, const Catalog& catalog, Strategy strategy);
 
 }  // namespace engine

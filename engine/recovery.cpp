@@ -28,12 +28,6 @@ Scenario restricted(const Scenario& s, const std::vector<int>& members) {
   return r;
 }
 
-int strategy_index(const std::string& strategy) {
-  for (int i = 0; i < static_cast<int>(std::size(kStrategies)); ++i)
-    if (strategy == kStrategies[i]) return i;
-  return 0;
-}
-
 // A node of the instance across epochs: runs each epoch's step loop, and when
 // a member fails, the coordinator (rank 0) applies the recovery policy and the
 // others follow its decision.
@@ -90,14 +84,14 @@ class ControlPlane {
     ++epoch_;
     m_.set_epoch(epoch_);  // heartbeats now carry it: members blocked on a live peer stop waiting
     const bool node_down = lost >= 0 && m_.down(lost, now(), physical_.rank());
-    const std::string& policy = setup_.scenario.recovery;
+    const RecoveryPolicy policy = setup_.scenario.recovery;
     std::string refusal = "policy is fail-stop";
-    if (policy == "reroute") {
+    if (policy == RecoveryPolicy::kReroute) {
       refusal = node_down ? "policy is reroute, and " + name(lost) + " is down (a detour only replaces a cable)"
                           : reroute(lost, reporter);
       if (refusal.empty()) return true;
     }
-    if (policy == "fallback") {
+    if (policy == RecoveryPolicy::kFallback) {
       if (node_down) {
         refusal = "policy is fallback, and " + name(lost) + " is down (another network cannot bring it back)";
       } else if (m_.on_secondary()) {
@@ -110,12 +104,12 @@ class ControlPlane {
         return true;
       }
     }
-    if (policy == "replan") {
+    if (policy == RecoveryPolicy::kReplan) {
       std::vector<int> survivors;
       for (int p : members_)
         if (p != lost && (p == 0 || !m_.suspected(p, now()))) survivors.push_back(p);
       const Scenario placed = restricted(setup_.scenario, survivors);
-      for (const char* strategy : {plan_.strategy.c_str(), "tensor", "tensor-uneven", "pipeline"}) {
+      for (Strategy strategy : {plan_.strategy, Strategy::kTensor, Strategy::kTensorUneven, Strategy::kPipeline}) {
         try {
           Plan next = make_plan(placed, setup_.catalog, strategy);
           // Every old member hears it, so one left out (alive but cut off) leaves cleanly.
@@ -124,7 +118,8 @@ class ControlPlane {
           plan_ = std::move(next);
           reload_weights();
           out_.tokens_recomputed += scheduler.requeue_in_flight(plan_.kv_capacity_tokens, now(), cause);
-          note("recovered", lost, "re-placed on " + std::to_string(survivors.size()) + " node(s) as " + plan_.strategy);
+          note("recovered", lost,
+               "re-placed on " + std::to_string(survivors.size()) + " node(s) as " + to_string(plan_.strategy));
           return true;
         } catch (const PlanError& e) {
           refusal = e.what();
@@ -138,8 +133,8 @@ class ControlPlane {
     return false;
   }
 
-  ControlMessage decision(int lost, const std::string& strategy, const std::vector<int>& members) const {
-    return {ControlMessage::kReconfigure,     epoch_,  lost, strategy_index(strategy), m_.on_secondary(),
+  ControlMessage decision(int lost, Strategy strategy, const std::vector<int>& members) const {
+    return {ControlMessage::kReconfigure,     epoch_,  lost, static_cast<std::int32_t>(strategy), m_.on_secondary(),
             {members.begin(), members.end()}, detours_};
   }
 
@@ -237,7 +232,7 @@ class ControlPlane {
       if (members == members_) return true;  // same placement: nothing to reload
       members_ = members;
       if (std::find(members_.begin(), members_.end(), physical_.rank()) == members_.end()) return false;
-      plan_ = make_plan(restricted(setup_.scenario, members_), setup_.catalog, kStrategies[msg.strategy]);
+      plan_ = make_plan(restricted(setup_.scenario, members_), setup_.catalog, static_cast<Strategy>(msg.strategy));
       reload_weights();
       return true;
     }

@@ -76,7 +76,7 @@ void read_model(JsonObject& root, Scenario& s, const Catalog& catalog) {
 void check_parallelism(const JsonValue& v, const Scenario& s, const Catalog& catalog) {
   const ModelCard& m = model_of(s, catalog);
   int n = int(s.nodes.size());
-  if (s.parallelism == "tensor" && (m.heads % n != 0 || m.kv_heads % n != 0)) {
+  if (s.parallelism == Strategy::kTensor && (m.heads % n != 0 || m.kv_heads % n != 0)) {
     std::vector<int> fits;
     for (int d = 1; d <= std::min(m.heads, m.kv_heads); ++d) {
       if (m.heads % d == 0 && m.kv_heads % d == 0) fits.push_back(d);
@@ -86,7 +86,7 @@ void check_parallelism(const JsonValue& v, const Scenario& s, const Catalog& cat
                     "to divide by {}; use \"tensor-uneven\", or {} nodes",
                     n, m.heads, m.kv_heads, s.model, n, fmt::join(fits, ", ")));
   }
-  if (s.parallelism == "expert" && !m.moe) {
+  if (s.parallelism == Strategy::kExpert && !m.moe) {
     v.fail(fmt::format("expert parallel needs a mixture-of-experts model; {} is dense", s.model));
   }
 }
@@ -146,7 +146,7 @@ void read_workload(JsonObject& root, Scenario& s) {
 void read_recovery(JsonObject& root, Scenario& s) {
   JsonObject o = root.section("recovery");
   auto policy = o.find("policy");
-  s.recovery = policy ? choice(*policy, "recovery policy", kRecoveryPolicies) : "fail-stop";
+  s.recovery = policy ? choice<RecoveryPolicy>(*policy, "recovery policy") : RecoveryPolicy::kFailStop;
   s.heartbeat_s = o.opt<double>("heartbeat_s", 0.05, kPositive);
   auto timeout = o.find("heartbeat_timeout_s");
   s.heartbeat_timeout_s = timeout ? timeout->as<double>(kPositive) : 0.25;
@@ -154,7 +154,7 @@ void read_recovery(JsonObject& root, Scenario& s) {
   if (timeout && s.heartbeat_timeout_s <= s.heartbeat_s) {
     timeout->fail(fmt::format("must exceed heartbeat_s ({} s), or every heartbeat would time out", s.heartbeat_s));
   }
-  if (policy && s.recovery == "fallback" && !s.fabric.secondary_link) {
+  if (policy && s.recovery == RecoveryPolicy::kFallback && !s.fabric.secondary_link) {
     policy->fail("\"fallback\" needs /cluster/fabric/secondary_link");
   }
 }
@@ -188,32 +188,32 @@ void read_faults(JsonObject& root, Scenario& s) {
     JsonValue at = o.need("at_s");
     f.at_s = at.as<double>(kNonNegative);
     if (f.at_s >= s.deadline_s) at.fail(fmt::format("the fault would come after the deadline ({} s)", s.deadline_s));
-    f.kind = choice(o.need("kind"), "fault kind", kFaultKinds);
+    f.kind = choice<FaultKind>(o.need("kind"), "fault kind");
     // Which keys a kind takes: its target, and the knobs that mean something for it.
-    bool on_link = f.kind.starts_with("link-"), on_node = f.kind.starts_with("node-");
-    if (on_link || on_node) {
+    const bool link = on_link(f.kind), node = on_node(f.kind);
+    if (link || node) {
       JsonValue target = o.need("target");
       f.target = target.as<std::string>();
-      if (on_link) std::tie(f.node, f.peer) = check_link_target(target, s);
-      if (on_node && (f.node = s.node_index(f.target)) < 0) target.fail(unknown_name("node", f.target, node_names(s)));
+      if (link) std::tie(f.node, f.peer) = check_link_target(target, s);
+      if (node && (f.node = s.node_index(f.target)) < 0) target.fail(unknown_name("node", f.target, node_names(s)));
     }
-    if (f.kind != "link-up" && f.kind != "node-restart" && f.kind != "rdma-stack-failure") {
+    if (f.kind != FaultKind::kLinkUp && f.kind != FaultKind::kNodeRestart && f.kind != FaultKind::kRdmaStackFailure) {
       f.duration_s = o.opt<double>("duration_s", 0.0, kNonNegative);
     }
-    if (f.kind == "link-degrade" || f.kind == "node-slow") {
-      auto factor = f.kind == "node-slow" ? std::optional(o.need("factor")) : o.find("factor");
+    if (f.kind == FaultKind::kLinkDegrade || f.kind == FaultKind::kNodeSlow) {
+      auto factor = f.kind == FaultKind::kNodeSlow ? std::optional(o.need("factor")) : o.find("factor");
       if (factor) {
         f.factor = factor->as<double>(kPositive);
         if (f.factor > 1)
           factor->fail(fmt::format("must be at most 1 (the fraction of bandwidth or speed kept), got {}", f.factor));
       }
     }
-    if (f.kind == "link-degrade") {
+    if (f.kind == FaultKind::kLinkDegrade) {
       f.added_latency_s = o.opt<double>("added_latency_s", 0.0, kNonNegative);
       if (f.factor == 1 && f.added_latency_s == 0)
         o.value().fail("link-degrade needs factor < 1 or added_latency_s > 0");
     }
-    if (f.kind == "link-flap") {
+    if (f.kind == FaultKind::kLinkFlap) {
       f.period_s = o.req<double>("period_s", kPositive);
       JsonValue duty = o.need("duty");
       f.duty = duty.as<double>(kPositive);
@@ -273,9 +273,9 @@ nlohmann::ordered_json fault_json(const FaultSpec& f) {
   nlohmann::ordered_json j{{"at_s", f.at_s}, {"kind", f.kind}};
   if (!f.target.empty()) j["target"] = f.target;
   if (f.duration_s > 0) j["duration_s"] = f.duration_s;
-  if (f.kind == "link-degrade" || f.kind == "node-slow") j["factor"] = f.factor;
+  if (f.kind == FaultKind::kLinkDegrade || f.kind == FaultKind::kNodeSlow) j["factor"] = f.factor;
   if (f.added_latency_s > 0) j["added_latency_s"] = f.added_latency_s;
-  if (f.kind == "link-flap") {
+  if (f.kind == FaultKind::kLinkFlap) {
     j["period_s"] = f.period_s;
     j["duty"] = f.duty;
   }
@@ -296,7 +296,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
 
   read_model(root, s, catalog);
   if (auto v = root.find("parallelism")) {
-    s.parallelism = choice(*v, "parallelism", kParallelisms);
+    s.parallelism = parse_name<Strategy>(choice(*v, "parallelism", kParallelisms));
     check_parallelism(*v, s, catalog);
   }
   if (auto v = root.find("profile")) s.profile = choice(*v, "profile", profile_names(catalog));

@@ -2,6 +2,7 @@
 // load_scenario() refuses bad input before anything runs (InputError).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -10,16 +11,18 @@
 #include <vector>
 
 #include "engine/catalog.hpp"
+#include "engine/choices.hpp"
 
 namespace engine {
 
 // The names a scenario may use (the schema's enums must match; a test checks).
-inline constexpr std::array<std::string_view, 5> kParallelisms = {"tensor", "tensor-uneven", "pipeline", "expert",
-                                                                  "auto"};
-inline constexpr std::array<std::string_view, 4> kRecoveryPolicies = {"fail-stop", "reroute", "replan", "fallback"};
-inline constexpr std::array<std::string_view, 10> kFaultKinds = {
-    "link-down", "link-up",   "link-degrade", "link-flap",          "node-crash",
-    "node-hang", "node-slow", "node-restart", "rdma-stack-failure", "tcp-instability"};
+// Strategies, policies, fault kinds and fabric types: engine/choices.hpp.
+inline constexpr auto kParallelisms = [] {
+  std::array<std::string_view, Names<Strategy>::value.size() + 1> out{};
+  std::copy(Names<Strategy>::value.begin(), Names<Strategy>::value.end(), out.begin());
+  out.back() = "auto";
+  return out;
+}();
 inline constexpr std::array<std::string_view, 11> kMetrics = {
     "decode_tokens_per_s", "prefill_tokens_per_s", "ttft_p50_s",  "ttft_p99_s",   "itl_p50_s", "itl_p99_s",
     "failed_requests",     "completed_requests",   "simulated_s", "availability", "recovery_s"};
@@ -38,7 +41,7 @@ struct Cable {
 };
 
 struct Fabric {
-  std::string type;                           // "full-mesh" or "cables"
+  FabricType type = FabricType::kFullMesh;
   std::string link;                           // link card of the full mesh / default for cables
   std::vector<Cable> cables;                  // always filled: generated for full-mesh
   std::optional<std::string> secondary_link;  // fallback network, e.g. "10gbe"
@@ -68,8 +71,7 @@ struct Workload {
 
 struct FaultSpec {
   double at_s = 0;
-  std::string kind;          // link-down, link-up, link-degrade, link-flap, node-crash, node-hang,
-                             // node-slow, node-restart, rdma-stack-failure, tcp-instability
+  FaultKind kind = FaultKind::kLinkDown;
   std::string target;        // node name, or "a-b" for a link; empty for fabric faults
   int node = -1, peer = -1;  // the target's node indexes (peer: the link's other end)
   double duration_s = 0;     // 0: until another event
@@ -97,11 +99,11 @@ struct Scenario {
   std::string quant;
   std::string model_dir;                // a model directory named by path (absolute); empty for a catalog card
   std::optional<ModelCard> model_card;  // that directory's card (config.json)
-  std::string parallelism = "auto";     // tensor, tensor-uneven, pipeline, expert, auto
+  Parallelism parallelism;              // none: "auto"
   std::string profile = "meshinfer";    // software-stack profile in catalog/profiles
   Workload workload;
   std::vector<FaultSpec> faults;
-  std::string recovery = "fail-stop";
+  RecoveryPolicy recovery = RecoveryPolicy::kFailStop;
   double heartbeat_s = 0.05, heartbeat_timeout_s = 0.25;
   double deadline_s = 3600;
   std::vector<Expectation> expectations;

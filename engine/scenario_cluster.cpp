@@ -6,7 +6,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <charconv>
 #include <map>
@@ -18,7 +17,6 @@ namespace engine {
 
 namespace {
 
-constexpr std::array<std::string_view, 2> kFabricTypes = {"full-mesh", "cables"};
 // A full mesh has n(n-1)/2 cables: bound n so a hostile file cannot ask for billions.
 constexpr int kMaxNodes = 256;
 
@@ -132,12 +130,12 @@ void check_connected(const JsonValue& where, const Scenario& s) {
 void read_fabric(JsonObject& cluster, Scenario& s, const Catalog& catalog) {
   JsonObject o = cluster.section("fabric");
   auto links = catalog.link_names();
-  s.fabric.type = choice(o, "type", "fabric type", kFabricTypes, "full-mesh");
+  if (auto v = o.find("type")) s.fabric.type = choice<FabricType>(*v, "fabric type");
   s.fabric.link = choice(o, "link", "link", links, "tb5-rdma");
   if (auto v = o.find("secondary_link")) s.fabric.secondary_link = choice(*v, "link", links);
   const LinkCard& main_link = catalog.link(s.fabric.link);
   std::vector<Plug> plugs;
-  if (s.fabric.type == "full-mesh") {
+  if (s.fabric.type == FabricType::kFullMesh) {
     // Ports are numbered per node in the order its cables are generated.
     std::vector<int> next(s.nodes.size(), 1);
     for (int a = 0; a < int(s.nodes.size()); ++a) {

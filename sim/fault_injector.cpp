@@ -44,7 +44,7 @@ void set_links(const std::vector<sg4::Link*>& links, bool on) {
 
 void FaultInjector::start() {
   for (const auto& f : s_.faults) {
-    sg4::Actor::create("fault-" + f.kind, sg4::Host::by_name(Simulation::kControlHost), [this, f] {
+    sg4::Actor::create("fault-" + engine::to_string(f.kind), sg4::Host::by_name(Simulation::kControlHost), [this, f] {
       sg4::this_actor::sleep_until(f.at_s);
       apply(f);
     });
@@ -60,69 +60,71 @@ void FaultInjector::note(const std::string& kind, const std::string& target, con
 void FaultInjector::restart(int node, const std::string& cause) {
   const auto hosts = machine(sim_.platform(), node);
   for (auto* h : hosts) h->turn_off();
-  note("node-crash", s_.nodes[node].name, cause);
+  note(engine::to_string(engine::FaultKind::kNodeCrash), s_.nodes[node].name, cause);
   sg4::this_actor::sleep_for(catalog_.hardware(s_.nodes[node].hardware).boot_s);
   for (auto* h : hosts) h->turn_on();
   note("node-up", s_.nodes[node].name, "booted; its engine process is not running until the cluster re-admits it");
 }
 
 void FaultInjector::apply(const engine::FaultSpec& f) {
+  using engine::FaultKind;
   const std::string& target = f.target;
-  if (f.kind == "link-down" || f.kind == "link-up") {
-    const bool up = f.kind == "link-up";
+  const std::string kind = engine::to_string(f.kind);
+  if (f.kind == FaultKind::kLinkDown || f.kind == FaultKind::kLinkUp) {
+    const bool up = f.kind == FaultKind::kLinkUp;
     set_links(cable(sim_.platform(), f), up);
-    note(f.kind, target, up ? "cable back" : "cable unplugged");
+    note(kind, target, up ? "cable back" : "cable unplugged");
     if (!up && wait_out(f)) {
       set_links(cable(sim_.platform(), f), true);
-      note("link-up", target, "cable back");
+      note(engine::to_string(FaultKind::kLinkUp), target, "cable back");
     }
-  } else if (f.kind == "link-degrade") {
+  } else if (f.kind == FaultKind::kLinkDegrade) {
     const auto links = cable(sim_.platform(), f);
     const double bw = links[0]->get_bandwidth(), lat = links[0]->get_latency();
     for (auto* l : links) l->set_bandwidth(bw * f.factor)->set_latency(lat + f.added_latency_s);
-    note(f.kind, target, fmt::format("bandwidth x{}, latency +{} s", f.factor, f.added_latency_s));
+    note(kind, target, fmt::format("bandwidth x{}, latency +{} s", f.factor, f.added_latency_s));
     if (wait_out(f)) {
       for (auto* l : links) l->set_bandwidth(bw)->set_latency(lat);
       note("link-restored", target, "full bandwidth and latency");
     }
-  } else if (f.kind == "link-flap") {
+  } else if (f.kind == FaultKind::kLinkFlap) {
     const double end = f.duration_s > 0 ? f.at_s + f.duration_s : s_.deadline_s;
-    note(f.kind, target, fmt::format("down {:.0f}% of every {} s", 100 * f.duty, f.period_s));
+    note(kind, target, fmt::format("down {:.0f}% of every {} s", 100 * f.duty, f.period_s));
     while (sg4::Engine::get_clock() + f.period_s <= end) {
       set_links(cable(sim_.platform(), f), false);
       sg4::this_actor::sleep_for(f.duty * f.period_s);
       set_links(cable(sim_.platform(), f), true);
       sg4::this_actor::sleep_for((1 - f.duty) * f.period_s);
     }
-  } else if (f.kind == "node-crash") {
+  } else if (f.kind == FaultKind::kNodeCrash) {
     for (auto* h : machine(sim_.platform(), f.node)) h->turn_off();
-    note(f.kind, target, "power lost");
-  } else if (f.kind == "node-restart") {
+    note(kind, target, "power lost");
+  } else if (f.kind == FaultKind::kNodeRestart) {
     restart(f.node, "restarted");
-  } else if (f.kind == "node-hang") {
+  } else if (f.kind == FaultKind::kNodeHang) {
     ++hangs_[f.node];
     update_speed(f.node);
-    note(f.kind, target, "alive but silent");
+    note(kind, target, "alive but silent");
     if (wait_out(f)) {
       --hangs_[f.node];
       update_speed(f.node);
       if (hangs_[f.node] == 0) note("node-resumed", target, "answers again");
     }
-  } else if (f.kind == "node-slow") {
+  } else if (f.kind == FaultKind::kNodeSlow) {
     throttle_[f.node] = f.factor;
     update_speed(f.node);
-    note(f.kind, target, fmt::format("compute at x{} speed (thermal throttling)", f.factor));
+    note(kind, target, fmt::format("compute at x{} speed (thermal throttling)", f.factor));
     if (wait_out(f)) {
       throttle_[f.node] = 1;
       update_speed(f.node);
       note("node-speed-restored", target, "full speed");
     }
-  } else if (f.kind == "rdma-stack-failure") {
+  } else if (f.kind == FaultKind::kRdmaStackFailure) {
     // macOS 26.2: every RDMA link on every node is unusable until all nodes restart.
     for (const Wire& w : sim_.platform().wires)
       if (!w.card.switched) set_links(directions(cable_link_name(sim_.platform(), w.a, w.b)), false);
-    note(f.kind, "", "every RDMA cable unusable until the whole cluster restarts");
-  } else if (f.kind == "tcp-instability") {
+    note(kind, "", "every RDMA cable unusable until the whole cluster restarts");
+  } else if (f.kind == FaultKind::kTcpInstability) {
     // REFERENCE.md: TCP over Thunderbolt crashed and rebooted two Macs under load.
     std::mt19937_64 rng(s_.seed ^ static_cast<unsigned long long>(f.at_s * 1e6));
     std::vector<int> nodes(s_.nodes.size());

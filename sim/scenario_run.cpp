@@ -59,11 +59,11 @@ std::vector<engine::Request> probe_requests(const engine::Scenario& s) {
 }  // namespace
 
 PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog, const engine::StackCard& profile) {
-  if (s.parallelism != "auto") return {engine::make_plan(s, catalog, s.parallelism), {}};
+  if (s.parallelism) return {engine::make_plan(s, catalog, *s.parallelism), {}};
   PlanChoice choice;
   std::string reasons;
   double best = 0;
-  for (const char* strategy : engine::kStrategies) {
+  for (engine::Strategy strategy : engine::all_of<engine::Strategy>()) {
     PlanCandidate c{strategy, "", 0};
     try {
       const engine::Plan plan = engine::make_plan(s, catalog, strategy);
@@ -81,7 +81,7 @@ PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog
       }
     } catch (const engine::PlanError& e) {
       c.refusal = e.what();
-      reasons += fmt::format("\n  {}: {}", strategy, e.what());
+      reasons += fmt::format("\n  {}: {}", engine::to_string(strategy), e.what());
     }
     choice.candidates.push_back(c);
   }

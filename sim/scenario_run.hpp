@@ -18,7 +18,7 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
                            const engine::ProgressFn& progress = {});
 
 struct PlanCandidate {
-  std::string strategy;
+  engine::Strategy strategy;
   std::string refusal;  // why it cannot work; empty when valid
   double probe_s = 0;   // simulated time of the probe workload
 };

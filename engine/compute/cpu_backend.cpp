@@ -38,14 +38,14 @@ ShardSlices shard_slices(const ModelConfig& c, const Plan& plan, int rank) {
   s.expert_ffn = {0, c.moe_intermediate_size};
   s.experts = {0, c.num_experts};
   s.embedding = s.lm_head = all_vocab;
-  if (plan.strategy == "tensor" || plan.strategy == "tensor-uneven") {
+  if (plan.strategy == Strategy::kTensor || plan.strategy == Strategy::kTensorUneven) {
     int first_head = 0;
     for (int r = 0; r < rank; ++r) first_head += plan.shards[r].heads;
     s.heads = {first_head, first_head + sh.heads};
     s.ffn = share_range(plan, rank, c.intermediate_size, &Shard::ffn_fraction);
     s.expert_ffn = share_range(plan, rank, c.moe_intermediate_size, &Shard::ffn_fraction);
     s.embedding = s.lm_head = share_range(plan, rank, c.vocab_size, &Shard::vocab_fraction);
-  } else if (plan.strategy == "expert") {
+  } else if (plan.strategy == Strategy::kExpert) {
     int first = 0;
     for (int r = 0; r < rank; ++r) first += plan.shards[r].experts;
     s.experts = {first, first + sh.experts};

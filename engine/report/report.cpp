@@ -102,9 +102,7 @@ ordered_json summary_json(const RunResult& r) {
           {"availability", total > 0 ? ratio(done, total) : 1.0}};
 }
 
-bool injected(const RunEvent& e) {
-  return std::find(kFaultKinds.begin(), kFaultKinds.end(), e.kind) != kFaultKinds.end();
-}
+bool injected(const RunEvent& e) { return parse_name<FaultKind>(e.kind).has_value(); }
 
 // First time an event of `kind` happened at or after `from`; negative when none.
 double first(const RunResult& r, const std::string& kind, double from) {
@@ -215,9 +213,14 @@ ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan&
                           const RunResult& r, unsigned long long seed) {
   ordered_json report;
   report["schema"] = kSchema;
-  report["scenario"] = {
-      {"name", s.name},   {"file", s.file},   {"description", s.description}, {"seed", seed},
-      {"model", s.model}, {"quant", s.quant}, {"parallelism", s.parallelism}, {"profile", profile_name}};
+  report["scenario"] = {{"name", s.name},
+                        {"file", s.file},
+                        {"description", s.description},
+                        {"seed", seed},
+                        {"model", s.model},
+                        {"quant", s.quant},
+                        {"parallelism", to_string(s.parallelism)},
+                        {"profile", profile_name}};
   report["build"] = {{"version", kVersion}, {"git", MESHINFER_GIT}};
   report["plan"] = plan_json(plan);
   report["summary"] = summary_json(r);

@@ -33,7 +33,7 @@ json complete(const std::string& name, int pid, int tid, double start_s, double 
 
 json render_trace(const Scenario& s, const Plan& plan, const RunResult& r) {
   json events = json::array();
-  events.push_back(metadata("process_name", kNodesPid, 0, fmt::format("nodes ({})", plan.strategy)));
+  events.push_back(metadata("process_name", kNodesPid, 0, fmt::format("nodes ({})", to_string(plan.strategy))));
   for (std::size_t i = 0; i < s.nodes.size(); ++i)
     events.push_back(metadata("thread_name", kNodesPid, static_cast<int>(i), s.nodes[i].name));
   events.push_back(metadata("process_name", kLinksPid, 0, "links"));

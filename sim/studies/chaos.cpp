@@ -39,7 +39,7 @@ json run_one(const engine::Scenario& s, const engine::Catalog& catalog) {
 
 }  // namespace
 
-std::vector<engine::FaultSpec> chaos_faults(const engine::Scenario& s, const std::vector<std::string>& kinds,
+std::vector<engine::FaultSpec> chaos_faults(const engine::Scenario& s, const std::vector<engine::FaultKind>& kinds,
                                             unsigned long long seed, double span_s) {
   std::mt19937_64 rng(seed);
   const int count = 1 + static_cast<int>(rng() % 3);
@@ -48,25 +48,26 @@ std::vector<engine::FaultSpec> chaos_faults(const engine::Scenario& s, const std
     engine::FaultSpec f;
     f.kind = kinds[rng() % kinds.size()];
     f.at_s = uniform(rng, 0.05 * span_s, 0.8 * span_s);
-    if (f.kind.starts_with("link-")) {
+    if (engine::on_link(f.kind)) {
       const auto& c = s.fabric.cables[rng() % s.fabric.cables.size()];
       f.node = c.a;
       f.peer = c.b;
       f.target = s.nodes[c.a].name + "-" + s.nodes[c.b].name;
-    } else if (f.kind.starts_with("node-")) {
+    } else if (engine::on_node(f.kind)) {
       f.node = static_cast<int>(rng() % s.nodes.size());
       f.target = s.nodes[f.node].name;
     }
-    if (f.kind == "link-degrade") {
+    if (f.kind == engine::FaultKind::kLinkDegrade) {
       f.factor = uniform(rng, 0.1, 0.9);
       f.added_latency_s = uniform(rng, 0, 1e-3);
     }
-    if (f.kind == "node-slow") f.factor = uniform(rng, 0.2, 0.9);
-    if (f.kind == "link-flap") {
+    if (f.kind == engine::FaultKind::kNodeSlow) f.factor = uniform(rng, 0.2, 0.9);
+    if (f.kind == engine::FaultKind::kLinkFlap) {
       f.period_s = uniform(rng, 0.05, 0.5);
       f.duty = uniform(rng, 0.1, 0.6);
     }
-    if (f.kind != "link-up" && f.kind != "node-restart" && f.kind != "rdma-stack-failure" && f.kind != "node-crash")
+    if (f.kind != engine::FaultKind::kLinkUp && f.kind != engine::FaultKind::kNodeRestart &&
+        f.kind != engine::FaultKind::kRdmaStackFailure && f.kind != engine::FaultKind::kNodeCrash)
       f.duration_s = uniform(rng, 0.1, 0.5 * span_s);
     out.push_back(f);
   }

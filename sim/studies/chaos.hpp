@@ -13,13 +13,13 @@ namespace sim {
 
 struct ChaosQuery {
   unsigned long long first_seed = 1, last_seed = 100;
-  std::vector<std::string> kinds;  // fault kinds to draw from
+  std::vector<engine::FaultKind> kinds;  // fault kinds to draw from
   int jobs = 1;
 };
 
 // The faults seed `seed` injects into `s`: one to three, at random times
 // inside the run's expected span, on random nodes and cables.
-std::vector<engine::FaultSpec> chaos_faults(const engine::Scenario& s, const std::vector<std::string>& kinds,
+std::vector<engine::FaultSpec> chaos_faults(const engine::Scenario& s, const std::vector<engine::FaultKind>& kinds,
                                             unsigned long long seed, double span_s);
 
 // Runs every seed; the result lists each seed's outcome and the totals.

@@ -26,7 +26,8 @@ constexpr double kDetectS = 0.25;  // the scenario default heartbeat timeout
 
 struct Spec {
   std::vector<std::string> hardware;
-  std::string link, strategy;
+  std::string link;
+  engine::Strategy strategy;
 };
 
 // Every multiset of `n` cards, as non-decreasing indexes into `cards`.
@@ -46,7 +47,6 @@ engine::Scenario scenario_of(const PlanQuery& q, const Spec& spec) {
   s.seed = q.seed;
   const int n = static_cast<int>(spec.hardware.size());
   for (int i = 0; i < n; ++i) s.nodes.push_back({"n" + std::to_string(i + 1), spec.hardware[i]});
-  s.fabric.type = "full-mesh";
   s.fabric.link = spec.link;
   for (int a = 0; a < n; ++a)
     for (int b = a + 1; b < n; ++b) s.fabric.cables.push_back({a, b, 0, 0, spec.link});
@@ -116,7 +116,7 @@ json n_plus_one(const PlanQuery& q, const Spec& spec, const engine::Catalog& cat
       engine::Scenario s = scenario_of(q, survivors);
       engine::Plan plan;
       std::string refusals;
-      for (const char* strategy : {spec.strategy.c_str(), "tensor-uneven", "pipeline"}) {
+      for (engine::Strategy strategy : {spec.strategy, engine::Strategy::kTensorUneven, engine::Strategy::kPipeline}) {
         try {
           plan = engine::make_plan(s, catalog, strategy);
           s.parallelism = strategy;
@@ -130,7 +130,7 @@ json n_plus_one(const PlanQuery& q, const Spec& spec, const engine::Catalog& cat
       for (const auto& sh : plan.shards)
         reload = std::max(reload, sh.weight_bytes / catalog.hardware(sh.hardware).ssd_read_bandwidth);
       entry["tolerant"] = true;
-      entry["strategy"] = s.parallelism;
+      entry["strategy"] = *s.parallelism;
       entry["recovery_s"] = kDetectS + reload;
       entry["decode_tokens_per_s"] = summary_of(s, catalog, plan, profile, batch_one(q))["decode_tokens_per_s"];
     } catch (const engine::PlanError& e) {
@@ -232,7 +232,7 @@ json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog) {
       for (int c : mix) spec.hardware.push_back(q.hardware[c]);
       // One node has no links and one placement.
       for (const auto& link : n == 1 ? std::vector<std::string>{q.links[0]} : q.links)
-        for (const auto& strategy : n == 1 ? std::vector<std::string>{q.strategies[0]} : q.strategies) {
+        for (const auto& strategy : n == 1 ? std::vector<engine::Strategy>{q.strategies[0]} : q.strategies) {
           spec.link = link;
           spec.strategy = strategy;
           specs.push_back(spec);

@@ -17,7 +17,7 @@ struct PlanQuery {
   std::vector<std::string> hardware;  // cards to mix
   int max_nodes = 4;
   std::vector<std::string> links;
-  std::vector<std::string> strategies;
+  std::vector<engine::Strategy> strategies;
   engine::Workload workload;
   double slo_ttft_s = 0, slo_itl_s = 0;  // 0: no bound
   std::string profile = "meshinfer";

@@ -41,11 +41,11 @@ TEST(CalibrationRows, ScenarioRunsOnTheFirstNodesOverTheStacksLinkAndPlan) {
   EXPECT_EQ(s.nodes[2].hardware, "m3-ultra-256gb");
   EXPECT_EQ(s.fabric.link, "tb5-tcp");
   EXPECT_EQ(s.fabric.cables.size(), 6u);
-  EXPECT_EQ(s.parallelism, "pipeline");
+  EXPECT_EQ(s.parallelism, engine::Strategy::kPipeline);
   EXPECT_EQ(s.workload.output_tokens.value, engine::kDecodeOutputTokens);
   const auto p = engine::row_scenario(m.rows[1], m.cluster);
   EXPECT_EQ(p.fabric.link, "tb5-rdma");
-  EXPECT_EQ(p.parallelism, "tensor");
+  EXPECT_EQ(p.parallelism, engine::Strategy::kTensor);
   EXPECT_EQ(p.workload.prompt_tokens.value, 8192);
   EXPECT_EQ(p.workload.output_tokens.value, 1);
 }

@@ -28,7 +28,7 @@ const std::vector<std::string> kReferenceCluster = {"m3-ultra-512gb", "m3-ultra-
 TEST(Planner, PipelineSplitsLayersByMemoryOnMixedCluster) {
   const auto& catalog = Catalog::builtin();
   const auto s = cluster(kReferenceCluster, "qwen3-235b-a22b", "8bit");
-  const auto plan = make_plan(s, catalog, "pipeline");
+  const auto plan = make_plan(s, catalog, engine::Strategy::kPipeline);
   ASSERT_EQ(plan.shards.size(), 4u);
   int total = 0;
   double memory = 0;
@@ -49,7 +49,7 @@ TEST(Planner, PipelineSplitsLayersByMemoryOnMixedCluster) {
 TEST(Planner, TensorDividesHeadsAndWeightsEvenly) {
   const auto& catalog = Catalog::builtin();
   const auto s = cluster(kReferenceCluster, "qwen3-235b-a22b", "8bit");
-  const auto plan = make_plan(s, catalog, "tensor");
+  const auto plan = make_plan(s, catalog, engine::Strategy::kTensor);
   const auto& m = catalog.model("qwen3-235b-a22b");
   const double total_bytes = engine::weight_bytes(m, m.quant("8bit"));
   for (const auto& sh : plan.shards) {
@@ -66,7 +66,7 @@ TEST(Planner, TensorDividesHeadsAndWeightsEvenly) {
 TEST(Planner, TensorRefusesThreeNodesAndPointsToUneven) {
   const auto s = cluster({"m3-ultra-512gb", "m3-ultra-512gb", "m3-ultra-512gb"}, "qwen3-235b-a22b", "8bit");
   try {
-    make_plan(s, Catalog::builtin(), "tensor");
+    make_plan(s, Catalog::builtin(), engine::Strategy::kTensor);
     FAIL() << "expected a refusal";
   } catch (const PlanError& e) {
     EXPECT_NE(std::string(e.what()).find("tensor-uneven"), std::string::npos) << e.what();
@@ -76,7 +76,7 @@ TEST(Planner, TensorRefusesThreeNodesAndPointsToUneven) {
 
 TEST(Planner, TensorUnevenSplitsHeadsAndReplicatesKvGroups) {
   const auto s = cluster({"m3-ultra-512gb", "m3-ultra-512gb", "m3-ultra-512gb"}, "qwen3-235b-a22b", "8bit");
-  const auto plan = make_plan(s, Catalog::builtin(), "tensor-uneven");
+  const auto plan = make_plan(s, Catalog::builtin(), engine::Strategy::kTensorUneven);
   // 64 heads over 3 equal nodes: 22, 21, 21; 16 heads share a KV head, so
   // heads 0-21, 22-42 and 43-63 each straddle two KV groups.
   std::vector<int> heads, kv;
@@ -92,7 +92,7 @@ TEST(Planner, TensorUnevenSplitsHeadsAndReplicatesKvGroups) {
 TEST(Planner, RefusesWhatDoesNotFitWithTheShortfall) {
   const auto s = cluster({"m3-ultra-512gb", "m3-ultra-512gb"}, "deepseek-v3.1", "bf16");
   try {
-    make_plan(s, Catalog::builtin(), "tensor");
+    make_plan(s, Catalog::builtin(), engine::Strategy::kTensor);
     FAIL() << "expected a refusal";
   } catch (const PlanError& e) {
     EXPECT_NE(std::string(e.what()).find("GB short"), std::string::npos) << e.what();
@@ -100,10 +100,11 @@ TEST(Planner, RefusesWhatDoesNotFitWithTheShortfall) {
 }
 
 TEST(Planner, ExpertParallelNeedsMoeAndSplitsExperts) {
-  EXPECT_THROW(
-      make_plan(cluster({"m3-ultra-512gb", "m3-ultra-512gb"}, "llama-3.3-70b", "8bit"), Catalog::builtin(), "expert"),
-      PlanError);
-  const auto plan = make_plan(cluster(kReferenceCluster, "qwen3-235b-a22b", "4bit"), Catalog::builtin(), "expert");
+  EXPECT_THROW(make_plan(cluster({"m3-ultra-512gb", "m3-ultra-512gb"}, "llama-3.3-70b", "8bit"), Catalog::builtin(),
+                         engine::Strategy::kExpert),
+               PlanError);
+  const auto plan =
+      make_plan(cluster(kReferenceCluster, "qwen3-235b-a22b", "4bit"), Catalog::builtin(), engine::Strategy::kExpert);
   int experts = 0;
   for (const auto& sh : plan.shards) experts += sh.experts;
   EXPECT_EQ(experts, 128);
@@ -112,7 +113,7 @@ TEST(Planner, ExpertParallelNeedsMoeAndSplitsExperts) {
 
 TEST(Planner, SingleNodeKvCapacityIsFreeMemoryOverKvPerToken) {
   const auto& catalog = Catalog::builtin();
-  const auto plan = make_plan(cluster({"m3-ultra-512gb"}, "llama-3.3-70b", "8bit"), catalog, "tensor");
+  const auto plan = make_plan(cluster({"m3-ultra-512gb"}, "llama-3.3-70b", "8bit"), catalog, engine::Strategy::kTensor);
   const auto& m = catalog.model("llama-3.3-70b");
   const auto& hw = catalog.hardware("m3-ultra-512gb");
   const double free = hw.memory_bytes * hw.usable_memory_fraction - engine::weight_bytes(m, m.quant("8bit"));

@@ -315,12 +315,12 @@ TEST(Scenario, DefaultScenarioLoads) {
   EXPECT_EQ(s.name, "qwen3-235b-8bit-4node-rdma");
   ASSERT_EQ(s.nodes.size(), 4u);
   EXPECT_EQ(s.nodes[2].hardware, "m3-ultra-256gb");
-  EXPECT_EQ(s.fabric.type, "full-mesh");
+  EXPECT_EQ(s.fabric.type, engine::FabricType::kFullMesh);
   EXPECT_EQ(s.fabric.cables.size(), 6u);
   EXPECT_EQ(s.fabric.secondary_link, "10gbe");
   EXPECT_EQ(s.model, "qwen3-235b-a22b");
   EXPECT_EQ(s.quant, "8bit");
-  EXPECT_EQ(s.parallelism, "tensor");
+  EXPECT_EQ(s.parallelism, engine::Strategy::kTensor);
   EXPECT_EQ(s.workload.requests, 8);
   EXPECT_EQ(s.workload.prompt_tokens.value, 512);
   EXPECT_EQ(s.workload.output_tokens.value, 128);
@@ -392,10 +392,10 @@ TEST(Scenario, DefaultsFillOptionalFields) {
   EXPECT_EQ(s.file, "dir/minimal.json");
   EXPECT_EQ(s.name, "minimal");
   EXPECT_EQ(s.seed, 1u);
-  EXPECT_EQ(s.fabric.type, "full-mesh");
+  EXPECT_EQ(s.fabric.type, engine::FabricType::kFullMesh);
   EXPECT_EQ(s.fabric.link, "tb5-rdma");
   EXPECT_FALSE(s.fabric.secondary_link);
-  EXPECT_EQ(s.parallelism, "auto");
+  EXPECT_FALSE(s.parallelism);
   EXPECT_EQ(s.profile, "meshinfer");
   EXPECT_EQ(s.workload.requests, 1);
   EXPECT_EQ(s.workload.prompt_tokens.kind, "fixed");
@@ -406,7 +406,7 @@ TEST(Scenario, DefaultsFillOptionalFields) {
   EXPECT_EQ(s.workload.prefill_chunk, 512);
   EXPECT_EQ(s.workload.max_batch, 16);
   EXPECT_TRUE(s.faults.empty());
-  EXPECT_EQ(s.recovery, "fail-stop");
+  EXPECT_EQ(s.recovery, engine::RecoveryPolicy::kFailStop);
   EXPECT_DOUBLE_EQ(s.heartbeat_s, 0.05);
   EXPECT_DOUBLE_EQ(s.heartbeat_timeout_s, 0.25);
   EXPECT_DOUBLE_EQ(s.deadline_s, 3600);
@@ -454,7 +454,7 @@ TEST(Scenario, ReadsEverySection) {
   EXPECT_DOUBLE_EQ(s.faults[1].factor, 0.5);
   EXPECT_DOUBLE_EQ(s.faults[2].duration_s, 30);
   EXPECT_EQ(s.faults[3].target, "");
-  EXPECT_EQ(s.recovery, "fallback");
+  EXPECT_EQ(s.recovery, engine::RecoveryPolicy::kFallback);
   ASSERT_EQ(s.expectations.size(), 3u);
   EXPECT_EQ(s.expectations[0].metric, "decode_tokens_per_s");
   EXPECT_EQ(s.expectations[0].op, "min");
@@ -469,7 +469,7 @@ TEST(Scenario, SchemaListsTheLoadersNames) {
   const json& defs = schema.at("$defs");
   auto names = [](const auto& list) { return json(std::vector<std::string>(list.begin(), list.end())); };
   EXPECT_EQ(schema.at("properties").at("parallelism").at("enum"), names(kParallelisms));
-  EXPECT_EQ(defs.at("recovery").at("properties").at("policy").at("enum"), names(kRecoveryPolicies));
+  EXPECT_EQ(defs.at("recovery").at("properties").at("policy").at("enum"), names(Names<RecoveryPolicy>::value));
   std::vector<std::string> metrics;
   for (const auto& [metric, _] : defs.at("expect").at("properties").items()) metrics.push_back(metric);
   std::vector<std::string> loader(kMetrics.begin(), kMetrics.end());
@@ -478,7 +478,7 @@ TEST(Scenario, SchemaListsTheLoadersNames) {
   std::vector<std::string> kinds;
   for (const auto& branch : defs.at("fault").at("oneOf"))
     kinds.push_back(branch.at("properties").at("kind").at("const"));
-  EXPECT_EQ(json(kinds), names(kFaultKinds));
+  EXPECT_EQ(json(kinds), names(Names<FaultKind>::value));
 }
 
 }  // namespace

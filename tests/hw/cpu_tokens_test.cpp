@@ -28,7 +28,7 @@ class CpuTokens : public testing::Test {
     c.moe_intermediate_size = 128;                        // smaller experts and vocabulary: a faster test
     c.vocab_size = 384;
     engine::write_random_model(dir_, c, 42);
-    reference_ = over_tcp(1, "tensor");
+    reference_ = over_tcp(1, engine::Strategy::kTensor);
   }
 
   static engine::Scenario scenario(int nodes) {
@@ -36,7 +36,7 @@ class CpuTokens : public testing::Test {
   }
 
   // Rank 0's token ids, with `n` TcpRuntime ranks in processes of their own.
-  static std::string over_tcp(int n, const std::string& strategy, const std::string& profile = "meshinfer") {
+  static std::string over_tcp(int n, engine::Strategy strategy, const std::string& profile = "meshinfer") {
     auto s = scenario(n);
     s.profile = profile;
     const auto results = testsupport::run_tcp_cluster(
@@ -48,7 +48,7 @@ class CpuTokens : public testing::Test {
   }
 
   // The same in the simulator (SimRuntime), as `meshinfer run` runs a scenario naming a model directory.
-  static std::string simulated(int n, const std::string& strategy) {
+  static std::string simulated(int n, engine::Strategy strategy) {
     const auto r = sim::run_isolated([&] {
       const auto s = scenario(n);
       const auto catalog = engine::catalog_for(s, engine::Catalog::builtin());
@@ -77,31 +77,31 @@ TEST_F(CpuTokens, ReferenceProducesEveryTokenAndTheyVary) {
 }
 
 TEST_F(CpuTokens, TensorParallelOverTwoAndFourRanks) {
-  EXPECT_EQ(over_tcp(2, "tensor"), reference_);
-  EXPECT_EQ(over_tcp(4, "tensor"), reference_);
+  EXPECT_EQ(over_tcp(2, engine::Strategy::kTensor), reference_);
+  EXPECT_EQ(over_tcp(4, engine::Strategy::kTensor), reference_);
 }
 
 TEST_F(CpuTokens, UnevenTensorParallelOverThreeRanks) {
   // 8 heads over 3: 3, 3 and 2 heads; KV heads shared across the split are replicated.
-  EXPECT_EQ(over_tcp(3, "tensor-uneven"), reference_);
+  EXPECT_EQ(over_tcp(3, engine::Strategy::kTensorUneven), reference_);
 }
 
 TEST_F(CpuTokens, PipelineOverTwoAndFourRanks) {
-  EXPECT_EQ(over_tcp(2, "pipeline"), reference_);
-  EXPECT_EQ(over_tcp(4, "pipeline"), reference_);
+  EXPECT_EQ(over_tcp(2, engine::Strategy::kPipeline), reference_);
+  EXPECT_EQ(over_tcp(4, engine::Strategy::kPipeline), reference_);
   // llama.cpp's RPC style: every stage boundary goes through rank 0.
-  EXPECT_EQ(over_tcp(3, "pipeline", "llamacpp-rpc-tcp"), reference_);
+  EXPECT_EQ(over_tcp(3, engine::Strategy::kPipeline, "llamacpp-rpc-tcp"), reference_);
 }
 
 TEST_F(CpuTokens, ExpertParallelOverTwoAndFourRanks) {
-  EXPECT_EQ(over_tcp(2, "expert"), reference_);
-  EXPECT_EQ(over_tcp(4, "expert"), reference_);
+  EXPECT_EQ(over_tcp(2, engine::Strategy::kExpert), reference_);
+  EXPECT_EQ(over_tcp(4, engine::Strategy::kExpert), reference_);
 }
 
 TEST_F(CpuTokens, SimulatorComputesTheSameTokens) {
-  EXPECT_EQ(simulated(1, "tensor"), reference_);
-  EXPECT_EQ(simulated(4, "tensor"), reference_);
-  EXPECT_EQ(simulated(2, "pipeline"), reference_);
+  EXPECT_EQ(simulated(1, engine::Strategy::kTensor), reference_);
+  EXPECT_EQ(simulated(4, engine::Strategy::kTensor), reference_);
+  EXPECT_EQ(simulated(2, engine::Strategy::kPipeline), reference_);
 }
 
 TEST_F(CpuTokens, NodeCrashMidRunIsReplannedWithoutChangingATokenInTheSimulator) {
@@ -109,13 +109,13 @@ TEST_F(CpuTokens, NodeCrashMidRunIsReplannedWithoutChangingATokenInTheSimulator)
     auto s = scenario(4);
     s.faults.push_back({});
     s.faults[0].at_s = 0.004;  // simulated: mid-decode
-    s.faults[0].kind = "node-crash";
+    s.faults[0].kind = engine::FaultKind::kNodeCrash;
     s.faults[0].target = "n3";
     s.faults[0].node = 3;
-    s.recovery = "replan";
+    s.recovery = engine::RecoveryPolicy::kReplan;
     const auto catalog = engine::catalog_for(s, engine::Catalog::builtin());
     const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
-    const auto result = sim::simulate(s, catalog, engine::make_plan(s, catalog, "tensor"), profile,
+    const auto result = sim::simulate(s, catalog, engine::make_plan(s, catalog, engine::Strategy::kTensor), profile,
                                       engine::make_requests(s.workload, s.seed));
     // The survivors re-prefill what was cached (prompts and tokens so far) on a new placement.
     if (result.tokens_recomputed == 0) throw std::runtime_error("the crash came when nothing was in flight");

@@ -17,7 +17,7 @@ engine::Scenario scenario(int nodes, const std::string& model, const std::string
   engine::Scenario s;
   s.name = "executor-test";
   for (int i = 0; i < nodes; ++i) s.nodes.push_back({"n" + std::to_string(i), "m3-ultra-512gb"});
-  s.fabric.type = "full-mesh";
+  s.fabric.type = engine::FabricType::kFullMesh;
   s.fabric.link = "tb5-rdma";
   for (int a = 0; a < nodes; ++a)
     for (int b = a + 1; b < nodes; ++b) s.fabric.cables.push_back({a, b, 0, 0, "tb5-rdma"});
@@ -30,7 +30,7 @@ engine::Scenario scenario(int nodes, const std::string& model, const std::string
 }
 
 // Token times of the single request, simulated in a child process.
-std::vector<double> token_times(const engine::Scenario& s, const std::string& strategy) {
+std::vector<double> token_times(const engine::Scenario& s, engine::Strategy strategy) {
   const auto r = sim::run_isolated([&] {
     const auto& catalog = Catalog::builtin();
     const auto plan = engine::make_plan(s, catalog, strategy);
@@ -66,7 +66,7 @@ double message_s(const engine::LinkCard& link, double bytes) {
 
 // The cards and plan a test derives its expected step times from.
 struct Cards {
-  Cards(const engine::Scenario& s, const std::string& strategy)
+  Cards(const engine::Scenario& s, engine::Strategy strategy)
       : plan(engine::make_plan(s, Catalog::builtin(), strategy)),
         profile(engine::StackCard::load(Catalog::builtin().dir(), "meshinfer")),
         model(Catalog::builtin().model(s.model)),
@@ -95,9 +95,9 @@ struct Cards {
 
 TEST(Executor, SingleNodeDecodeStepIsTheSumOfItsOps) {
   const auto s = scenario(1, "llama-3.1-8b", "bf16");
-  const auto times = token_times(s, "tensor");
+  const auto times = token_times(s, engine::Strategy::kTensor);
   ASSERT_EQ(times.size(), 4u);
-  const Cards cards(s, "tensor");
+  const Cards cards(s, engine::Strategy::kTensor);
   for (int k = 1; k < 4; ++k) {
     const auto shape = decode_shape(64, k);
     const double expected = cards.cost(0).lm_head_s(shape, 1.0) + cards.layers_s(0, shape);
@@ -107,9 +107,9 @@ TEST(Executor, SingleNodeDecodeStepIsTheSumOfItsOps) {
 
 TEST(Executor, TensorParallelAddsTwoAllReducesPerBlock) {
   const auto s = scenario(2, "llama-3.1-8b", "bf16");
-  const auto times = token_times(s, "tensor");
+  const auto times = token_times(s, engine::Strategy::kTensor);
   ASSERT_EQ(times.size(), 4u);
-  const Cards cards(s, "tensor");
+  const Cards cards(s, engine::Strategy::kTensor);
   const auto shape = decode_shape(64, 2);
   // Two nodes: an all-reduce is one message each way, an all-gather of token ids too.
   const double all_reduce = message_s(cards.link, cards.model.hidden * 2.0);
@@ -120,9 +120,9 @@ TEST(Executor, TensorParallelAddsTwoAllReducesPerBlock) {
 
 TEST(Executor, PipelineRunsStagesOneAfterAnother) {
   const auto s = scenario(2, "llama-3.1-8b", "bf16");
-  const auto times = token_times(s, "pipeline");
+  const auto times = token_times(s, engine::Strategy::kPipeline);
   ASSERT_EQ(times.size(), 4u);
-  const Cards cards(s, "pipeline");
+  const Cards cards(s, engine::Strategy::kPipeline);
   const auto shape = decode_shape(64, 2);
   // Activations on to the second stage, the sampled token id back to the first.
   const double expected = message_s(cards.link, cards.model.hidden * 2.0) + message_s(cards.link, 4.0) +

@@ -25,7 +25,7 @@ json simulate(const engine::Scenario& s) {
   const auto r = sim::run_isolated([&] {
     const auto& catalog = Catalog::builtin();
     const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
-    const auto plan = engine::make_plan(s, catalog, s.parallelism);
+    const auto plan = engine::make_plan(s, catalog, s.parallelism.value());
     const auto result = sim::simulate(s, catalog, plan, profile, engine::make_requests(s.workload, s.seed));
     return engine::build_report(s, catalog, plan, profile.name, result, s.seed).dump();
   });
@@ -51,7 +51,7 @@ TEST(Faults, ReplanAfterLosingA256GbNodeKeepsEveryRequestAndPaysTheReload) {
   // tensor-uneven, and each survivor reads its new shard from SSD.
   engine::Scenario survivors = s;
   survivors.nodes.pop_back();
-  const auto plan = engine::make_plan(survivors, Catalog::builtin(), "tensor-uneven");
+  const auto plan = engine::make_plan(survivors, Catalog::builtin(), engine::Strategy::kTensorUneven);
   double reload = 0;
   for (const auto& sh : plan.shards)
     reload = std::max(reload, sh.weight_bytes / Catalog::builtin().hardware(sh.hardware).ssd_read_bandwidth);
@@ -150,7 +150,7 @@ TEST(Faults, RdmaStackFailureFallsBackToTheSecondaryNetworkAndLosesNoRequest) {
 
 TEST(Faults, RdmaStackFailureUnderFailStopDropsTheInstance) {
   engine::Scenario s = load("rdma-failure-fallback.json");
-  s.recovery = "fail-stop";
+  s.recovery = engine::RecoveryPolicy::kFailStop;
   const json report = simulate(s);
   EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
   EXPECT_EQ(report["summary"]["requests"]["completed"], 0);
@@ -213,13 +213,13 @@ TEST(Faults, ReroutedCableKeepsEveryNodeAndCostsOneExtraHopPerCollective) {
 
 TEST(Faults, RerouteCannotReplaceACrashedNodeAndSaysSo) {
   engine::Scenario s = load("node-crash-replan.json");
-  s.recovery = "reroute";
+  s.recovery = engine::RecoveryPolicy::kReroute;
   expect_all(simulate(s), "failed", "is down (a detour only replaces a cable)");
 }
 
 TEST(Faults, FlappingCableUnderRerouteIsDetouredAndLosesNothing) {
   engine::Scenario s = load("link-down-reroute.json");
-  s.faults[0].kind = "link-flap";
+  s.faults[0].kind = engine::FaultKind::kLinkFlap;
   s.faults[0].period_s = 0.4;
   s.faults[0].duty = 0.5;
   s.faults[0].duration_s = 2;
@@ -232,7 +232,7 @@ TEST(Faults, FallbackDoesNotMistakeACrashedNodeForANetworkFailure) {
   engine::Scenario s = load("rdma-failure-fallback.json");
   s.faults[0] = {};
   s.faults[0].at_s = 1.0;
-  s.faults[0].kind = "node-crash";
+  s.faults[0].kind = engine::FaultKind::kNodeCrash;
   s.faults[0].target = "m3";
   s.faults[0].node = 2;
   const json report = simulate(s);
@@ -270,7 +270,7 @@ TEST(Faults, AClientOutOfTriesGivesUpWithTheRecoveryAsTheCause) {
 
 TEST(Faults, DegradedCableSlowsEveryCollectiveByItsAddedLatency) {
   engine::Scenario s = one_long_request(load("link-down-reroute.json"));
-  s.faults[0].kind = "link-degrade";
+  s.faults[0].kind = engine::FaultKind::kLinkDegrade;
   s.faults[0].at_s = 0.1;
   s.faults[0].factor = 0.5;
   s.faults[0].added_latency_s = 100e-6;
@@ -289,7 +289,7 @@ TEST(Faults, DegradedCableSlowsEveryCollectiveByItsAddedLatency) {
 
 TEST(Faults, RestartedNodeIsReplacedAndStaysOutOfTheInstance) {
   engine::Scenario s = load("node-crash-replan.json");
-  s.faults[0].kind = "node-restart";
+  s.faults[0].kind = engine::FaultKind::kNodeRestart;
   const json report = simulate(s);
   expect_all(report, "completed");
   EXPECT_TRUE(has_event(report, "recovered", "re-placed on 3 node(s)"));
@@ -303,7 +303,7 @@ TEST(Faults, TcpInstabilityRebootsTwoNodesAndTheOutcomeFollowsFromTheSurvivors) 
   for (auto& c : s.fabric.cables) c.link = "tb5-tcp";
   s.faults[0] = {};
   s.faults[0].at_s = 1.0;
-  s.faults[0].kind = "tcp-instability";
+  s.faults[0].kind = engine::FaultKind::kTcpInstability;
   const json report = simulate(s);
   EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
   std::vector<int> survivors{0, 1, 2, 3};
@@ -321,7 +321,7 @@ TEST(Faults, TcpInstabilityRebootsTwoNodesAndTheOutcomeFollowsFromTheSurvivors) 
   rest.nodes = {s.nodes[survivors[0]], s.nodes[survivors[1]]};
   rest.fabric.cables = {engine::Cable{0, 1, 1, 1, "tb5-tcp"}};
   bool fits = false;
-  for (const char* strategy : engine::kStrategies) {
+  for (engine::Strategy strategy : engine::all_of<engine::Strategy>()) {
     try {
       engine::make_plan(rest, Catalog::builtin(), strategy);
       fits = true;

@@ -16,7 +16,7 @@ engine::Scenario cpu_scenario(const std::string& model_dir, int nodes, int reque
   engine::Scenario s;
   s.name = "cpu-engine";
   for (int i = 0; i < nodes; ++i) s.nodes.push_back({"n" + std::to_string(i), "m3-ultra-512gb"});
-  s.fabric.type = "full-mesh";
+  s.fabric.type = engine::FabricType::kFullMesh;
   s.fabric.link = "tb5-tcp";
   for (int a = 0; a < nodes; ++a)
     for (int b = a + 1; b < nodes; ++b) s.fabric.cables.push_back({a, b, 0, 0, "tb5-tcp"});
@@ -32,7 +32,7 @@ engine::Scenario cpu_scenario(const std::string& model_dir, int nodes, int reque
   return s;
 }
 
-engine::RunResult run_cpu_engine(engine::Runtime& rt, const engine::Scenario& s, const std::string& strategy) {
+engine::RunResult run_cpu_engine(engine::Runtime& rt, const engine::Scenario& s, engine::Strategy strategy) {
   const engine::Catalog catalog = engine::catalog_for(s, engine::Catalog::builtin());
   const engine::Plan plan = engine::make_plan(s, catalog, strategy);
   const auto profile = engine::StackCard::load(catalog.dir(), s.profile);

@@ -19,7 +19,7 @@ engine::Scenario cpu_scenario(const std::string& model_dir, int nodes, int reque
 
 // Runs rank rt.rank() of `s` placed by `strategy` to the end of its
 // workload; rank 0's result holds the requests (with their token ids).
-engine::RunResult run_cpu_engine(engine::Runtime& rt, const engine::Scenario& s, const std::string& strategy);
+engine::RunResult run_cpu_engine(engine::Runtime& rt, const engine::Scenario& s, engine::Strategy strategy);
 
 // "id id id;id id id" — each request's output ids.
 std::string output_ids(const engine::RunResult& r);

@@ -29,18 +29,18 @@ Scenario scenario() {
   s.name = "two-node";
   s.description = "hand-built";
   s.nodes = {{"m1", "m3-ultra-512gb"}, {"m2", "m3-ultra-512gb"}};
-  s.fabric.type = "full-mesh";
+  s.fabric.type = engine::FabricType::kFullMesh;
   s.fabric.link = "tb5-rdma";
   s.fabric.cables = {Cable{0, 1, 1, 1, "tb5-rdma"}};
   s.model = "llama-3.1-8b";
   s.quant = "bf16";
-  s.parallelism = "tensor";
+  s.parallelism = engine::Strategy::kTensor;
   return s;
 }
 
 Plan plan() {
   Plan p;
-  p.strategy = "tensor";
+  p.strategy = engine::Strategy::kTensor;
   p.kv_capacity_tokens = 1000;
   for (int i = 0; i < 2; ++i) {
     Shard sh;

@@ -93,10 +93,13 @@ TEST_P(VerbsEndToEnd, TinyModelTokensMatchTcp) {
   engine::write_random_model(dir, engine::tiny_model_config(), 42);
   const engine::Scenario s = testsupport::cpu_scenario(dir, n, 3, 11, 6, 2, 5);
   const auto over_verbs = run_over_verbs(device, GetParam(), [&](engine::Runtime& rt) {
-    return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, "tensor"));
+    return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, engine::Strategy::kTensor));
   });
   const auto over_tcp = testsupport::run_tcp_cluster(
-      n, [&](engine::Runtime& rt) { return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, "tensor")); },
+      n,
+      [&](engine::Runtime& rt) {
+        return testsupport::output_ids(testsupport::run_cpu_engine(rt, s, engine::Strategy::kTensor));
+      },
       120);
   ASSERT_TRUE(over_verbs[0].ok) << over_verbs[0].output;
   ASSERT_TRUE(over_tcp[0].ok) << over_tcp[0].output;
