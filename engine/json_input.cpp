@@ -60,6 +60,8 @@ json parse_json(const std::string& text, const std::string& file) {
   }
 }
 
+json load_json(const std::string& path) { return parse_json(read_text_file(path), path); }
+
 std::string json_pointer(const std::string& base, std::string_view key) {
   std::string out = base + '/';
   for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
@@ -115,6 +117,11 @@ JsonObject JsonObject::section(std::string_view key) {
   static const json empty = json::object();
   auto v = find(key);
   return JsonObject(v ? *v : JsonValue(empty, json_pointer(v_.path(), key), v_.file()));
+}
+
+void JsonObject::only(std::initializer_list<std::string_view> keys) {
+  asked_.insert(asked_.end(), keys.begin(), keys.end());
+  finish();
 }
 
 void JsonObject::finish() const {

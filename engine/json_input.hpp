@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -30,6 +31,8 @@ std::string read_text_file(const std::string& path);
 
 // `text` parsed; a syntax error is refused with its line and column.
 nlohmann::json parse_json(const std::string& text, const std::string& file);
+// The file at `path`, read and parsed as above.
+nlohmann::json load_json(const std::string& path);
 
 // `base` + "/" + `key`, escaped as RFC 6901 says ('~' as "~0", '/' as "~1").
 std::string json_pointer(const std::string& base, std::string_view key);
@@ -68,13 +71,16 @@ class JsonValue {
   const std::string& file() const { return *file_; }
   [[noreturn]] void fail(const std::string& reason) const { throw InputError(*file_, path_, reason); }
 
-  // The one typed accessor: a string, a finite double or an in-range integer,
-  // at or above `min`.
+  // The one typed accessor: a string, a bool, a finite double or an in-range
+  // integer, at or above `min`.
   template <class T>
   T as(Min min = kAny) const {
     if constexpr (std::is_same_v<T, std::string>) {
       if (!j_->is_string()) fail("must be a string, got " + describe_json(*j_));
       return j_->get<std::string>();
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!j_->is_boolean()) fail("must be true or false, got " + describe_json(*j_));
+      return j_->get<bool>();
     } else {
       T out = number<T>();
       if (out < min.bound || (min.strict && out == min.bound)) {
@@ -141,7 +147,11 @@ class JsonObject {
   // An optional sub-object; absent reads as {} so its own defaults apply.
   JsonObject section(std::string_view key);
 
+  // Refuses every key not asked for so far.
   void finish() const;
+  // Refuses, now, every key but `keys`: a typo is named before the key it
+  // misspells would be missed.
+  void only(std::initializer_list<std::string_view> keys);
 
  private:
   JsonValue v_;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
+#include "engine/json_input.hpp"
 
 namespace engine {
 
@@ -14,39 +15,31 @@ namespace {
 
 using nlohmann::json;
 
-// A field of a row, named by its JSON path when it is missing or mistyped.
-template <typename T>
-T field(const json& row, const std::string& file, const std::string& path, const char* key) {
-  if (!row.contains(key)) throw InputError(file, path + "/" + key, "missing field");
-  try {
-    return row.at(key).get<T>();
-  } catch (const json::exception&) {
-    throw InputError(file, path + "/" + key, "wrong type");
-  }
-}
-
-CalibrationRow parse_row(const json& j, const std::string& file, const std::string& path, bool prefill) {
+CalibrationRow parse_row(const JsonValue& v, bool prefill) {
+  JsonObject o(v);
+  // What the fit reads, and what documents a measurement.
+  o.only({"model", "quant", "system", "nodes", "tokens_per_s", "prompt_tokens", "seconds", "bench", "power_w",
+          "weights_gib", "note", "source"});
   CalibrationRow r;
-  r.model = field<std::string>(j, file, path, "model");
-  r.quant = field<std::string>(j, file, path, "quant");
+  r.model = o.req<std::string>("model");
+  r.quant = o.req<std::string>("quant");
   if (r.quant.ends_with('?')) {
     r.quant.pop_back();
     r.quant_uncertain = true;
   }
-  r.system = field<std::string>(j, file, path, "system");
+  const JsonValue system = o.need("system");
+  r.system = system.as<std::string>();
   try {
     r.stack = stack_of(r.system);
   } catch (const InputError& e) {
-    throw InputError(file, path + "/system", e.reason());
+    system.fail(e.reason());
   }
-  r.nodes = field<int>(j, file, path, "nodes");
+  r.nodes = o.req<int>("nodes", kOne);
   r.prefill = prefill;
-  if (prefill) r.prompt_tokens = field<int>(j, file, path, "prompt_tokens");
+  if (prefill) r.prompt_tokens = o.req<int>("prompt_tokens", kOne);
   // A prefill published as a duration is converted to tokens/s.
-  r.published = prefill && j.contains("seconds") ? r.prompt_tokens / field<double>(j, file, path, "seconds")
-                                                 : field<double>(j, file, path, "tokens_per_s");
-  if (r.nodes < 1 || r.published <= 0 || (prefill && r.prompt_tokens < 1))
-    throw InputError(file, path, "nodes, prompt_tokens and the measurement must be positive");
+  const auto seconds = prefill ? o.find("seconds") : std::nullopt;
+  r.published = seconds ? r.prompt_tokens / seconds->as<double>(kPositive) : o.req<double>("tokens_per_s", kPositive);
   return r;
 }
 
@@ -61,7 +54,7 @@ std::string stack_of(const std::string& system) {
   if (system == "exo-tensor-rdma" || system == "exo-mlx") return "exo-tensor-rdma";
   if (system == "llamacpp-rpc-tcp" || system == "llamacpp-local") return "llamacpp-rpc-tcp";
   throw InputError(
-      "", "", "unknown system \"" + system + "\"; known: exo-tensor-rdma, exo-mlx, llamacpp-rpc-tcp, llamacpp-local");
+      "", "", unknown_name("system", system, {"exo-tensor-rdma", "exo-mlx", "llamacpp-rpc-tcp", "llamacpp-local"}));
 }
 
 StackSetup stack_setup(const std::string& stack) {
@@ -71,28 +64,18 @@ StackSetup stack_setup(const std::string& stack) {
 }
 
 Measurements load_measurements(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(file, "", "cannot open the file");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError(file, "", e.what());
-  }
+  const json j = load_json(file);
+  JsonObject root(JsonValue(j, "", file));
+  root.only({"about", "cluster", "decode", "prefill", "hpl_fp64_gflops"});
   Measurements m;
-  try {
-    m.cluster = j.at("cluster").at("nodes").get<std::vector<std::string>>();
-  } catch (const json::exception&) {
-    throw InputError(file, "/cluster/nodes", "expected an array of hardware card names");
-  }
-  for (const auto& [key, prefill] : {std::pair{"decode", false}, std::pair{"prefill", true}}) {
-    if (!j.contains(key) || !j[key].is_array()) throw InputError(file, std::string("/") + key, "expected an array");
-    for (std::size_t i = 0; i < j[key].size(); ++i)
-      m.rows.push_back(parse_row(j[key][i], file, fmt::format("/{}/{}", key, i), prefill));
-  }
+  JsonObject cluster(root.need("cluster"));
+  cluster.only({"nodes", "note"});
+  const JsonValue nodes = cluster.need("nodes");
+  for (const JsonValue& n : nodes.elements()) m.cluster.push_back(n.as<std::string>());
+  for (const auto& [key, prefill] : {std::pair{"decode", false}, std::pair{"prefill", true}})
+    for (const JsonValue& row : root.need(key).elements()) m.rows.push_back(parse_row(row, prefill));
   for (const auto& r : m.rows)
-    if (r.nodes > static_cast<int>(m.cluster.size()))
-      throw InputError(file, "/cluster/nodes", fmt::format("{} needs {} nodes", r.label(), r.nodes));
+    if (r.nodes > static_cast<int>(m.cluster.size())) nodes.fail(fmt::format("{} needs {} nodes", r.label(), r.nodes));
   return m;
 }
 
@@ -119,27 +102,29 @@ Scenario row_scenario(const CalibrationRow& row, const std::vector<std::string>&
 
 namespace {
 
+// In the file's key order, so write_profile keeps it.
 nlohmann::ordered_json read_profile(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(file, "", "cannot open the file");
-  try {
-    return nlohmann::ordered_json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError(file, "", e.what());
-  }
+  const std::string text = read_text_file(file);
+  parse_json(text, file);  // refuses malformed JSON as every reader does
+  return nlohmann::ordered_json::parse(text);
 }
 
 }  // namespace
 
 std::vector<FitParameter> fit_parameters(const std::string& file) {
-  const auto j = read_profile(file);
+  const json j = load_json(file);
+  JsonObject card(JsonValue(j, "", file));
   std::vector<FitParameter> out;
   for (const std::string& key : StackCard::numeric_keys()) {
-    if (!j.contains(key) || !j[key].contains("fit")) continue;
-    const auto& b = j[key]["fit"];
-    if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number() || !(b[0] < b[1]))
-      throw InputError(file, "/" + key + "/fit", "expected [lower, upper] with lower < upper");
-    out.push_back({key, b[0].get<double>(), b[1].get<double>()});
+    auto p = card.find(key);
+    auto fit = p ? JsonObject(*p).find("fit") : std::nullopt;
+    if (!fit) continue;
+    const auto bounds = fit->elements();
+    if (bounds.size() != 2) fit->fail(fmt::format("must be [lower, upper], got {}", describe_json(fit->raw())));
+    const double lower = bounds[0].as<double>(), upper = bounds[1].as<double>();
+    if (!(lower < upper))
+      fit->fail(fmt::format("must be [lower, upper] with lower < upper, got [{}, {}]", lower, upper));
+    out.push_back({key, lower, upper});
   }
   return out;
 }

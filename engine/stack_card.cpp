@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "engine/error.hpp"
+#include "engine/json_input.hpp"
 
 namespace engine {
 
@@ -36,18 +37,15 @@ const Numeric& numeric(const std::string& key) {
   throw std::out_of_range("no profile parameter \"" + key + "\"");
 }
 
-// Every parameter is {"value": x, "unit": "..."} so the file documents itself.
+// Every parameter is {"value": x, "unit": "...", "fit": [lower, upper]} (fit
+// optional) so the file documents itself.
 template <typename T>
-T parameter(const nlohmann::json& j, const std::string& file, const std::string& key, T fallback) {
-  if (!j.contains(key)) return fallback;
-  const auto& p = j.at(key);
-  if (!p.is_object() || !p.contains("value"))
-    throw InputError(file, "/" + key, "expected {\"value\": ..., \"unit\": \"...\"}");
-  try {
-    return p.at("value").get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw InputError(file, "/" + key + "/value", "wrong type");
-  }
+T parameter(JsonObject& card, std::string_view key, T fallback, Min min = kAny) {
+  auto v = card.find(key);
+  if (!v) return fallback;
+  JsonObject p(*v);
+  p.only({"value", "unit", "fit"});
+  return p.need("value").as<T>(min);
 }
 
 }  // namespace
@@ -78,25 +76,25 @@ constexpr int kMaxBasedOn = 8;
 
 StackCard load_profile(const std::string& catalog_dir, const std::string& name, int depth) {
   const std::string file = catalog_dir + "/profiles/" + name + ".json";
-  std::ifstream in(file);
-  if (!in) throw InputError(file, "", "no such profile '" + name + "'");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(file, "", e.what());
-  }
-  if (depth > kMaxBasedOn) throw InputError(file, "/based_on", "based_on chain too long (a cycle?)");
+  if (!std::filesystem::is_regular_file(file)) throw InputError(file, "", "no such profile '" + name + "'");
+  const nlohmann::json j = load_json(file);
+  JsonObject card(JsonValue(j, "", file));
+  card.opt<std::string>("name", name);
+  card.opt<std::string>("about", "");
   // "based_on": start from another profile's values; this file's keys override them.
-  const bool based = j.contains("based_on");
+  auto based_on = card.find("based_on");
+  if (based_on && depth >= kMaxBasedOn) based_on->fail("based_on chain too long (a cycle?)");
   StackCard p =
-      based ? load_profile(catalog_dir, parameter(j, file, "based_on", std::string()), depth + 1) : StackCard{};
+      based_on ? load_profile(catalog_dir, parameter(card, "based_on", std::string()), depth + 1) : StackCard{};
   p.name = name;
-  for (const Numeric& n : kNumeric) p.set(n.key, parameter(j, file, n.key, p.get(n.key)));
-  if (!based && !j.contains("expert_compute_efficiency")) p.expert_compute_efficiency = p.compute_efficiency;
-  p.stage_round_trip = parameter(j, file, "stage_round_trip", p.stage_round_trip);
-  for (double v : {p.memory_bandwidth_efficiency, p.compute_efficiency, p.expert_compute_efficiency})
-    if (v <= 0 || v > 1) throw InputError(file, "", "efficiencies must be in (0, 1]");
+  for (const Numeric& n : kNumeric) p.set(n.key, parameter(card, n.key, p.get(n.key), kNonNegative));
+  if (!based_on && !j.contains("expert_compute_efficiency")) p.expert_compute_efficiency = p.compute_efficiency;
+  p.stage_round_trip = parameter(card, "stage_round_trip", p.stage_round_trip);
+  card.finish();
+  for (const char* key : {"memory_bandwidth_efficiency", "compute_efficiency", "expert_compute_efficiency"})
+    if (const double v = p.get(key); v <= 0 || v > 1)
+      throw InputError(file, j.contains(key) ? json_pointer(json_pointer("", key), "value") : "",
+                       fmt::format("must be in (0, 1], got {}", v));
   return p;
 }
 

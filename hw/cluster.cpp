@@ -1,12 +1,13 @@
 #include "hw/cluster.hpp"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <stdexcept>
 
 #include "engine/error.hpp"
+#include "engine/json_input.hpp"
 #include "hw/verbs/verbs_frames.hpp"
 
 namespace hw {
@@ -15,6 +16,9 @@ namespace {
 
 using nlohmann::json;
 
+constexpr std::string_view kTransports[] = {"tcp", "rdma"};
+constexpr std::string_view kQpTypes[] = {"uc", "rc"};
+
 bool is_ipv4(const std::string& s) {
   in_addr a{};
   return ::inet_pton(AF_INET, s.c_str(), &a) == 1;
@@ -22,24 +26,19 @@ bool is_ipv4(const std::string& s) {
 
 std::string subnet24(const std::string& ip) { return ip.substr(0, ip.rfind('.')); }
 
-ClusterHost parse_host(const json& j, const std::string& file, const std::string& path) {
-  if (!j.is_object()) throw engine::InputError(file, path, "expected an object {\"ssh\": ..., \"ips\": [...]}");
-  for (const auto& [key, value] : j.items())
-    if (key != "ssh" && key != "ips" && key != "rdma")
-      throw engine::InputError(file, path + "/" + key, "unknown key (expected ssh, ips, rdma)");
+ClusterHost parse_host(const engine::JsonValue& v) {
+  engine::JsonObject o(v);
+  o.only({"ssh", "ips", "rdma"});
   ClusterHost h;
-  if (!j.contains("ssh") || !j["ssh"].is_string() || j["ssh"].get<std::string>().empty())
-    throw engine::InputError(file, path + "/ssh", "expected the host name to reach this rank by ssh");
-  h.ssh = j["ssh"].get<std::string>();
-  if (!j.contains("ips") || !j["ips"].is_array() || j["ips"].empty())
-    throw engine::InputError(file, path + "/ips", "expected a non-empty array of IPv4 addresses");
-  for (std::size_t i = 0; i < j["ips"].size(); ++i) {
-    const json& ip = j["ips"][i];
-    const std::string where = path + "/ips/" + std::to_string(i);
-    if (!ip.is_string() || !is_ipv4(ip.get<std::string>()))
-      throw engine::InputError(file, where, "not an IPv4 address: " + ip.dump());
-    h.ips.push_back(ip.get<std::string>());
+  const engine::JsonValue ssh = o.need("ssh");
+  h.ssh = ssh.as<std::string>();
+  if (h.ssh.empty()) ssh.fail("must name the host that reaches this rank by ssh");
+  const engine::JsonValue ips = o.need("ips");
+  for (const engine::JsonValue& ip : ips.elements()) {
+    h.ips.push_back(ip.as<std::string>());
+    if (!is_ipv4(h.ips.back())) ip.fail("not an IPv4 address: " + h.ips.back());
   }
+  if (h.ips.empty()) ips.fail("must be a non-empty array of IPv4 addresses");
   return h;
 }
 
@@ -59,84 +58,50 @@ bool ClusterSpec::is_local(int r) const {
 }
 
 ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw engine::InputError(file, "", std::string("invalid JSON: ") + e.what());
-  }
+  const json doc = engine::parse_json(text, file);
   ClusterSpec c;
   c.file = file;
-  const json* hosts = &doc;
-  std::string hosts_path;
+  engine::JsonValue hosts(doc, "", file);
   if (doc.is_object()) {
-    for (const auto& [key, value] : doc.items())
-      if (key != "transport" && key != "port" && key != "hosts" && key != "rdma_frame_bytes" && key != "rdma_qp")
-        throw engine::InputError(file, "/" + key,
-                                 "unknown key (expected transport, port, hosts, rdma_frame_bytes, rdma_qp)");
-    if (doc.contains("transport")) {
-      const json& t = doc["transport"];
-      if (!t.is_string() || (t != "tcp" && t != "rdma"))
-        throw engine::InputError(file, "/transport", "expected \"tcp\" or \"rdma\", got " + t.dump());
-      c.transport = t.get<std::string>();
+    engine::JsonObject o(hosts);
+    o.only({"transport", "port", "hosts", "rdma_frame_bytes", "rdma_qp"});
+    if (auto t = o.find("transport")) c.transport = engine::choice(*t, "transport", kTransports);
+    if (auto p = o.find("port")) {
+      c.port = p->as<int>();
+      if (c.port < 1 || c.port > 65534)
+        p->fail(fmt::format("must be a TCP port in 1..65534 (heartbeats use port + 1), got {}", c.port));
     }
-    if (doc.contains("port")) {
-      const json& p = doc["port"];
-      if (!p.is_number_integer() || p.get<long>() < 1 || p.get<long>() > 65534)
-        throw engine::InputError(file, "/port",
-                                 "expected a TCP port in 1..65534 (heartbeats use port + 1), got " + p.dump());
-      c.port = p.get<int>();
-    }
-    if (doc.contains("rdma_frame_bytes")) {
-      const json& f = doc["rdma_frame_bytes"];
+    if (auto f = o.find("rdma_frame_bytes")) {
+      c.rdma_frame_bytes = f->as<std::size_t>();
       try {
-        if (!f.is_number_unsigned()) throw std::invalid_argument("expected a byte count, got " + f.dump());
-        check_frame_stride(f.get<std::size_t>());
+        check_frame_stride(c.rdma_frame_bytes);
       } catch (const std::invalid_argument& e) {
-        throw engine::InputError(file, "/rdma_frame_bytes", e.what());
+        f->fail(e.what());
       }
-      c.rdma_frame_bytes = f.get<std::size_t>();
     }
-    if (doc.contains("rdma_qp")) {
-      const json& q = doc["rdma_qp"];
-      if (!q.is_string() || (q != "uc" && q != "rc"))
-        throw engine::InputError(file, "/rdma_qp", "expected \"uc\" (macOS) or \"rc\", got " + q.dump());
-      c.rdma_qp = q.get<std::string>();
-    }
-    if (!doc.contains("hosts")) throw engine::InputError(file, "/hosts", "missing: the array of hosts, one per rank");
-    hosts = &doc["hosts"];
-    hosts_path = "/hosts";
+    if (auto q = o.find("rdma_qp")) c.rdma_qp = engine::choice(*q, "queue pair type", kQpTypes);
+    hosts = o.need("hosts");
   }
-  if (!hosts->is_array() || hosts->empty())
-    throw engine::InputError(file, hosts_path, "expected a non-empty array of hosts, one per rank");
-  const int world = static_cast<int>(hosts->size());
-  bool any_rdma = false;
-  for (int r = 0; r < world; ++r) {
-    const std::string path = hosts_path + "/" + std::to_string(r);
-    c.hosts.push_back(parse_host((*hosts)[r], file, path));
-    any_rdma = any_rdma || (*hosts)[r].contains("rdma");
+  const std::vector<engine::JsonValue> list = hosts.elements();
+  if (list.empty()) hosts.fail("must be a non-empty array of hosts, one per rank");
+  json rows = json::array();
+  for (const engine::JsonValue& host : list) {
+    c.hosts.push_back(parse_host(host));
+    if (host.raw().contains("rdma")) rows.push_back(host.raw()["rdma"]);
   }
-  if (any_rdma) {
-    json rows = json::array();
-    for (int r = 0; r < world; ++r) {
-      if (!(*hosts)[r].contains("rdma"))
-        throw engine::InputError(file, hosts_path + "/" + std::to_string(r) + "/rdma",
+  const std::string& hosts_path = hosts.path();
+  if (!rows.empty()) {
+    for (std::size_t r = 0; r < list.size(); ++r)
+      if (!list[r].raw().contains("rdma"))
+        throw engine::InputError(file, engine::json_pointer(list[r].path(), "rdma"),
                                  "missing: every host needs an rdma row when one has");
-      rows.push_back((*hosts)[r]["rdma"]);
-    }
     c.rdma_devices =
         DeviceMatrix::parse(rows, file, [&](int r) { return hosts_path + "/" + std::to_string(r) + "/rdma"; });
   }
   return c;
 }
 
-ClusterSpec load_cluster(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw engine::InputError(path, "", "cannot open file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_cluster(text.str(), path);
-}
+ClusterSpec load_cluster(const std::string& path) { return parse_cluster(engine::read_text_file(path), path); }
 
 std::string local_cluster_json(int n, int port) {
   json hosts = json::array();

@@ -10,6 +10,7 @@
 
 #include "engine/compute/safetensors.hpp"
 #include "engine/error.hpp"
+#include "engine/json_input.hpp"
 
 namespace engine {
 
@@ -19,41 +20,41 @@ using nlohmann::json;
 
 constexpr const char* kModelTypes[] = {"llama", "qwen3", "qwen3_moe"};
 
+// config.json as Hugging Face writes it, through engine/json_input: keys this
+// reader does not know are normal there (and ignored), and null means absent.
 class ConfigReader {
  public:
-  ConfigReader(const json& j, std::string file) : j_(j), file_(std::move(file)) {}
+  explicit ConfigReader(JsonObject o) : o_(std::move(o)) {}
 
-  [[noreturn]] void fail(const std::string& key, const std::string& reason) const {
-    throw InputError(file_, "/" + key, reason);
+  std::optional<JsonValue> find(std::string_view key) {
+    auto v = o_.find(key);
+    return v && !v->raw().is_null() ? v : std::nullopt;
   }
-  int positive(const std::string& key) const {
-    const json* v = find(key);
-    if (!v) fail(key, "missing required key");
-    if (!v->is_number_integer() || v->get<long long>() < 1 || v->get<long long>() > (1 << 30))
-      fail(key, "must be a positive integer, got " + v->dump());
-    return v->get<int>();
+  JsonValue need(std::string_view key) {
+    auto v = find(key);
+    return v ? *v : o_.need(key);
   }
-  int integer(const std::string& key, int fallback) const { return find(key) ? positive(key) : fallback; }
-  double number(const std::string& key, double fallback) const {
-    const json* v = find(key);
-    if (!v) return fallback;
-    if (!v->is_number() || v->get<double>() <= 0) fail(key, "must be a positive number, got " + v->dump());
-    return v->get<double>();
+  [[noreturn]] void fail(std::string_view key, const std::string& reason) { need(key).fail(reason); }
+
+  // A size: an integer from 1 to 2^30, so products of sizes stay in range.
+  int positive(std::string_view key) {
+    const JsonValue v = need(key);
+    const int n = v.as<int>(kOne);
+    if (n > (1 << 30)) v.fail(fmt::format("must be at most 2^30, got {}", n));
+    return n;
   }
-  bool flag(const std::string& key, bool fallback) const {
-    const json* v = find(key);
-    if (!v) return fallback;
-    if (!v->is_boolean()) fail(key, "must be true or false, got " + v->dump());
-    return v->get<bool>();
+  int integer(std::string_view key, int fallback) { return find(key) ? positive(key) : fallback; }
+  double number(std::string_view key, double fallback) {
+    auto v = find(key);
+    return v ? v->as<double>(kPositive) : fallback;
   }
-  const json* find(const std::string& key) const {
-    const auto it = j_.find(key);
-    return it == j_.end() || it->is_null() ? nullptr : &*it;
+  bool flag(std::string_view key, bool fallback) {
+    auto v = find(key);
+    return v ? v->as<bool>() : fallback;
   }
 
  private:
-  const json& j_;
-  std::string file_;
+  JsonObject o_;
 };
 
 std::string dtype_name(const std::string& safetensors_dtype) {
@@ -66,26 +67,15 @@ std::string dtype_name(const std::string& safetensors_dtype) {
 
 ModelConfig load_model_config(const std::string& dir) {
   const std::string file = (std::filesystem::path(dir) / kConfigFile).string();
-  std::ifstream in(file);
-  if (!in) throw InputError(file, "", "cannot open (a model directory needs config.json and model.safetensors)");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
-  }
-  return parse_model_config(j, file);
+  if (!std::filesystem::is_regular_file(file))
+    throw InputError(file, "", "cannot open (a model directory needs config.json and model.safetensors)");
+  return parse_model_config(load_json(file), file);
 }
 
 ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file) {
-  if (!j.is_object()) throw InputError(file, "", "must be a JSON object");
-  const ConfigReader r(j, file);
+  ConfigReader r(JsonObject(JsonValue(j, "", file)));
   ModelConfig c;
-  const json* type = r.find("model_type");
-  if (!type || !type->is_string()) r.fail("model_type", "missing or not a string");
-  c.model_type = type->get<std::string>();
-  if (std::find(std::begin(kModelTypes), std::end(kModelTypes), c.model_type) == std::end(kModelTypes))
-    r.fail("model_type", fmt::format("'{}' is not supported (llama, qwen3, qwen3_moe are)", c.model_type));
+  c.model_type = choice(r.need("model_type"), "model type", kModelTypes);
   c.hidden_size = r.positive("hidden_size");
   c.num_hidden_layers = r.positive("num_hidden_layers");
   c.num_attention_heads = r.positive("num_attention_heads");
@@ -103,7 +93,7 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file)
   // What CpuBackend does not compute must not be ignored silently.
   for (const char* key : {"attention_bias", "mlp_bias", "use_sliding_window"})
     if (r.flag(key, false)) r.fail(key, "only false is supported");
-  if (const json* act = r.find("hidden_act"); act && *act != "silu")
+  if (auto act = r.find("hidden_act"); act && act->raw() != "silu")
     r.fail("hidden_act", "only \"silu\" (SwiGLU) is supported");
   if (c.model_type == "qwen3_moe") {
     c.num_experts = r.positive("num_experts");
@@ -115,7 +105,7 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file)
     c.norm_topk_prob = r.flag("norm_topk_prob", true);
     if (r.integer("decoder_sparse_step", 1) != 1)
       r.fail("decoder_sparse_step", "only 1 (every layer MoE) is supported");
-    if (const json* dense = r.find("mlp_only_layers"); dense && !dense->empty())
+    if (auto dense = r.find("mlp_only_layers"); dense && !dense->raw().empty())
       r.fail("mlp_only_layers", "dense layers inside a MoE model are not supported");
     c.intermediate_size = r.integer("intermediate_size", c.moe_intermediate_size);
   } else {

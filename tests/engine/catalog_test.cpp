@@ -354,7 +354,7 @@ TEST_F(MalformedCard, InvalidJsonNamesTheFile) {
   const std::string file = write_model("broken", "{\"layers\": ");
   const InputError e = load_error();
   EXPECT_EQ(e.file(), file);
-  EXPECT_NE(e.reason().find("invalid JSON"), std::string::npos) << e.reason();
+  EXPECT_NE(e.reason().find("malformed JSON"), std::string::npos) << e.reason();
 }
 
 TEST_F(MalformedCard, QuantizationEntriesHaveIndexedPaths) {

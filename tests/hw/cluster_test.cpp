@@ -64,9 +64,12 @@ TEST(Cluster, ChoosesTheVerbsFrameStrideAndQueuePairType) {
 
 TEST(Cluster, RefusesBadInputNamingThePathAndReason) {
   expect_refused("[{\"ssh\": \"a\", \"ips\": [\"10.0.0.300\"]}]", "/0/ips/0", "not an IPv4 address");
-  expect_refused("[{\"ssh\": \"a\"}]", "/0/ips", "non-empty array");
-  expect_refused("[{\"ips\": [\"10.0.0.1\"]}]", "/0/ssh", "host name");
-  expect_refused(R"({"transport": "udp", "hosts": []})", "/transport", "\"tcp\" or \"rdma\"");
+  expect_refused("[{\"ssh\": \"a\"}]", "/0/ips", "missing required key 'ips'");
+  expect_refused("[{\"ssh\": \"a\", \"ips\": []}]", "/0/ips", "non-empty array");
+  expect_refused("[{\"ips\": [\"10.0.0.1\"]}]", "/0/ssh", "missing required key 'ssh'");
+  expect_refused("[{\"ssh\": \"\", \"ips\": [\"10.0.0.1\"]}]", "/0/ssh", "must name the host");
+  expect_refused(R"({"transport": "udp", "hosts": []})", "/transport",
+                 "unknown transport 'udp' (did you mean 'tcp'?); known: tcp, rdma");
   expect_refused(R"({"port": 70000, "hosts": [{"ssh": "a", "ips": ["10.0.0.1"]}]})", "/port", "1..65534");
   expect_refused(R"({"hosts": [{"ssh": "a", "ips": ["10.0.0.1"], "rdma": ["rdma_en2"]}]})", "/hosts/0/rdma/0",
                  "must be null");
@@ -75,9 +78,12 @@ TEST(Cluster, RefusesBadInputNamingThePathAndReason) {
                  "/1/rdma", "every host needs an rdma row");
   expect_refused(R"({"rdma_frame_bytes": 5000, "hosts": [{"ssh": "a", "ips": ["10.0.0.1"]}]})", "/rdma_frame_bytes",
                  "multiple of 4 KiB");
-  expect_refused(R"({"rdma_qp": "ud", "hosts": [{"ssh": "a", "ips": ["10.0.0.1"]}]})", "/rdma_qp", "\"uc\"");
+  expect_refused(R"({"rdma_qp": "ud", "hosts": [{"ssh": "a", "ips": ["10.0.0.1"]}]})", "/rdma_qp",
+                 "unknown queue pair type 'ud' (did you mean 'uc'?)");
   expect_refused("[]", "", "non-empty array of hosts");
-  expect_refused("{\"hosts\": [1,]}", "", "invalid JSON");
+  expect_refused("{\"hosts\": [1,]}", "", "malformed JSON at line 1");
+  expect_refused(R"({"hosts": [{"ssh": "a", "ips": ["10.0.0.1"]}], "prot": 5000})", "/prot",
+                 "unknown key 'prot' (did you mean 'port'?)");
 }
 
 }  // namespace
