@@ -111,13 +111,13 @@ void TcpRuntime::bootstrap(const TcpOptions& o) {
 }
 
 TcpRuntime::~TcpRuntime() {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                            std::chrono::duration<double>(kCloseFlushSeconds));
-  auto pending = [&] {
-    return std::any_of(peers_.begin(), peers_.end(), [](const Peer& p) { return p.failure.empty() && !p.out.empty(); });
-  };
-  while (pending() && std::chrono::steady_clock::now() < until)
-    progress(std::min(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
+  flush_until(
+      deadline_in(kCloseFlushSeconds),
+      [&] {
+        return std::any_of(peers_.begin(), peers_.end(),
+                           [](const Peer& p) { return p.failure.empty() && !p.out.empty(); });
+      },
+      [&](std::chrono::steady_clock::time_point until) { progress(until); });
   for (auto& p : peers_)
     if (p.fd >= 0) ::close(p.fd);
 }
@@ -157,7 +157,7 @@ void TcpRuntime::barrier(double timeout_s) {
 void TcpRuntime::send(int dst, int tag, engine::Payload payload) {
   Peer& p = peers_.at(dst);
   if (dst == rank_) throw std::invalid_argument("send to self");
-  if (!p.failure.empty()) throw engine::PeerFailure(dst, p.failure);
+  p.check(dst);
   std::vector<char> header = encode_header(tag, payload);
   p.out.push_back(OutFrame{std::move(header), std::move(payload)});
   flush_writes(dst);
@@ -165,15 +165,7 @@ void TcpRuntime::send(int dst, int tag, engine::Payload payload) {
 
 engine::Payload TcpRuntime::recv(int src, int tag, double timeout_s) {
   if (!inbox_.holds(src, tag)) progress(deadline_in(timeout_s), src, tag);
-  if (auto m = inbox_.take(src, tag)) return std::move(*m);
-  if (!peers_.at(src).failure.empty()) throw engine::PeerFailure(src, peers_[src].failure);
-  throw engine::Timeout(src, tag, timeout_s);
-}
-
-void TcpRuntime::fail(int peer, const std::string& why) {
-  Peer& p = peers_[peer];
-  if (p.failure.empty()) p.failure = why;
-  p.out.clear();
+  return take_after_wait(inbox_, peers_.at(src), src, tag, timeout_s);
 }
 
 void TcpRuntime::flush_writes(int peer) {
@@ -199,7 +191,7 @@ void TcpRuntime::flush_writes(int peer) {
     const ssize_t w = ::send(p.fd, data, len, MSG_NOSIGNAL);
     if (w < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
-      return fail(peer, std::string("send: ") + std::strerror(errno));
+      return p.fail(std::string("send: ") + std::strerror(errno));
     }
     f.sent += static_cast<std::uint64_t>(w);
     if (f.sent == f.total()) p.out.pop_front();
@@ -228,9 +220,9 @@ void TcpRuntime::read_available(int peer) {
       r = ::recv(p.fd, dst, want, 0);
       if (r < 0) {
         if (errno == EAGAIN || errno == EINTR) return;
-        return fail(peer, std::string("recv: ") + std::strerror(errno));
+        return p.fail(std::string("recv: ") + std::strerror(errno));
       }
-      if (r == 0) return fail(peer, "connection closed by peer");
+      if (r == 0) return p.fail("connection closed by peer");
     }
     if (in.header_got < kHeaderBytes) {
       in.header_got += static_cast<std::size_t>(r);
@@ -240,7 +232,7 @@ void TcpRuntime::read_available(int peer) {
       std::memcpy(&flags, in.header.data() + 4, 4);
       std::memcpy(&in.tag, in.header.data() + 8, 4);
       std::memcpy(&in.size, in.header.data() + 16, 8);
-      if (magic != kMagic) return fail(peer, "corrupt frame header");
+      if (magic != kMagic) return p.fail("corrupt frame header");
       in.has_bytes = (flags & 1) != 0;
       in.got = 0;
       if (in.has_bytes) in.bytes.resize(in.size);

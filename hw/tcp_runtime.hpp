@@ -7,12 +7,12 @@
 
 #include <array>
 #include <chrono>
-#include <deque>
 #include <string>
 #include <vector>
 
 #include "engine/inbox.hpp"
 #include "engine/runtime.hpp"
+#include "hw/peer_state.hpp"
 
 namespace hw {
 
@@ -61,11 +61,9 @@ class TcpRuntime : public engine::Runtime {
     std::uint64_t size = 0, got = 0;
     std::vector<std::byte> bytes;
   };
-  struct Peer {
+  struct Peer : PeerState<OutFrame> {
     int fd = -1;
-    std::deque<OutFrame> out;
     InFrame in;
-    std::string failure;  // non-empty once the connection is gone
   };
 
   void bootstrap(const TcpOptions& options);
@@ -74,7 +72,6 @@ class TcpRuntime : public engine::Runtime {
   void progress(std::chrono::steady_clock::time_point until, int src = -1, int tag = 0);
   void flush_writes(int peer);
   void read_available(int peer);
-  void fail(int peer, const std::string& why);
 
   int rank_, world_;
   bool busy_wait_compute_;

@@ -72,7 +72,7 @@ VerbsRuntime::~VerbsRuntime() {
       if (live(p) && (!peers_[p].out.empty() || peers_[p].link->sends_in_flight())) return true;
     return false;
   };
-  while (pending() && Clock::now() < until) progress(std::min(until, deadline_in(0.05)));
+  flush_until(until, pending, [&](Clock::time_point slice_end) { progress(slice_end); });
 }
 
 double VerbsRuntime::now() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
@@ -82,7 +82,7 @@ void VerbsRuntime::sleep_for(double seconds) { progress(deadline_in(seconds)); }
 void VerbsRuntime::send(int dst, int tag, engine::Payload payload) {
   if (dst == rank_) throw std::invalid_argument("send to self");
   Peer& p = peers_.at(dst);
-  if (!p.failure.empty()) throw engine::PeerFailure(dst, p.failure);
+  p.check(dst);
   const std::uint64_t frames = frames_for(payload.size, options_.frame_bytes);
   p.out.push_back(OutMessage{tag, std::move(payload), frames});
   step(dst);
@@ -91,16 +91,16 @@ void VerbsRuntime::send(int dst, int tag, engine::Payload payload) {
 engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
   if (src == rank_) throw std::invalid_argument("receive from self");
   if (!inbox_.holds(src, tag)) progress(deadline_in(timeout_s), src, tag);
-  if (auto m = inbox_.take(src, tag)) return std::move(*m);
-  // Silence on the verbs side: a closed side channel says the peer is gone.
-  try {
-    side_channel_.recv(src, engine::tags::kProbe, 0);
-  } catch (const engine::PeerFailure& e) {
-    fail(src, std::string("side channel lost: ") + e.what());
-  } catch (const engine::Timeout&) {
+  if (!inbox_.holds(src, tag)) {
+    // Silence on the verbs side: a closed side channel says the peer is gone.
+    try {
+      side_channel_.recv(src, engine::tags::kProbe, 0);
+    } catch (const engine::PeerFailure& e) {
+      peers_.at(src).fail(std::string("side channel lost: ") + e.what());
+    } catch (const engine::Timeout&) {
+    }
   }
-  if (!peers_.at(src).failure.empty()) throw engine::PeerFailure(src, peers_[src].failure);
-  throw engine::Timeout(src, tag, timeout_s);
+  return take_after_wait(inbox_, peers_.at(src), src, tag, timeout_s);
 }
 
 void VerbsRuntime::progress(Clock::time_point until, int src, int tag) {
@@ -121,7 +121,7 @@ bool VerbsRuntime::step(int peer) {
     moved = peers_[peer].link->poll([&](std::span<const std::byte> frame) { on_frame(peer, frame); }) > 0;
     moved |= push(peer);
   } catch (const std::exception& e) {  // LinkError, FrameError, a broken credit count
-    fail(peer, e.what());
+    peers_[peer].fail(e.what());
     return true;
   }
   check_stall(peer, moved);
@@ -173,13 +173,7 @@ void VerbsRuntime::check_stall(int peer, bool moved) {
   const auto now = Clock::now();
   if (!p.stalled_since) p.stalled_since = now;
   if (now - *p.stalled_since > std::chrono::duration<double>(options_.peer_timeout_s))
-    fail(peer, fmt::format("silent for {} s: no credit returned and no send completed", options_.peer_timeout_s));
-}
-
-void VerbsRuntime::fail(int peer, const std::string& why) {
-  Peer& p = peers_[peer];
-  if (p.failure.empty()) p.failure = why;
-  p.out.clear();
+    p.fail(fmt::format("silent for {} s: no credit returned and no send completed", options_.peer_timeout_s));
 }
 
 namespace {

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <chrono>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +14,7 @@
 
 #include "engine/inbox.hpp"
 #include "engine/runtime.hpp"
+#include "hw/peer_state.hpp"
 #include "hw/tcp_runtime.hpp"
 #include "hw/verbs/verbs_credits.hpp"
 #include "hw/verbs/verbs_frames.hpp"
@@ -52,17 +52,15 @@ class VerbsRuntime : public engine::Runtime {
     engine::Payload payload;
     std::uint64_t frames, next_frame = 0;
   };
-  struct Peer {
+  struct Peer : PeerState<OutMessage> {
     explicit Peer(std::uint32_t depth);
     Peer(Peer&&) noexcept;
     ~Peer();  // out of line: VerbsLink is complete only in the .cpp
     std::unique_ptr<VerbsLink> link;
     CreditWindow credits;
     FrameAssembler assembler;
-    std::deque<OutMessage> out;
     std::uint64_t next_sequence = 0;
     std::optional<Clock::time_point> stalled_since;
-    std::string failure;  // non-empty once the peer is gone
   };
 
   void connect_all(engine::Runtime& side_channel, VerbsApi& api);
@@ -72,7 +70,6 @@ class VerbsRuntime : public engine::Runtime {
   bool push(int peer);
   void on_frame(int peer, std::span<const std::byte> frame);
   void check_stall(int peer, bool moved);
-  void fail(int peer, const std::string& why);
   bool live(int peer) const { return peer != rank_ && peers_[peer].link && peers_[peer].failure.empty(); }
 
   int rank_, world_;
