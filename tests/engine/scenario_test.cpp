@@ -470,6 +470,7 @@ TEST(Scenario, SchemaListsTheLoadersNames) {
   auto names = [](const auto& list) { return json(std::vector<std::string>(list.begin(), list.end())); };
   EXPECT_EQ(schema.at("properties").at("parallelism").at("enum"), names(kParallelisms));
   EXPECT_EQ(defs.at("recovery").at("properties").at("policy").at("enum"), names(Names<RecoveryPolicy>::value));
+  EXPECT_EQ(defs.at("fabric").at("properties").at("type").at("enum"), names(Names<FabricType>::value));
   std::vector<std::string> metrics;
   for (const auto& [metric, _] : defs.at("expect").at("properties").items()) metrics.push_back(metric);
   std::vector<std::string> loader(kMetrics.begin(), kMetrics.end());
