@@ -84,19 +84,17 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
   }
   const std::vector<engine::JsonValue> list = hosts.elements();
   if (list.empty()) hosts.fail("must be a non-empty array of hosts, one per rank");
-  json rows = json::array();
+  std::vector<engine::JsonValue> rows;
   for (const engine::JsonValue& host : list) {
     c.hosts.push_back(parse_host(host));
-    if (host.raw().contains("rdma")) rows.push_back(host.raw()["rdma"]);
+    if (auto row = engine::JsonObject(host).find("rdma")) rows.push_back(*row);
   }
-  const std::string& hosts_path = hosts.path();
   if (!rows.empty()) {
-    for (std::size_t r = 0; r < list.size(); ++r)
-      if (!list[r].raw().contains("rdma"))
-        throw engine::InputError(file, engine::json_pointer(list[r].path(), "rdma"),
+    for (const engine::JsonValue& host : list)
+      if (!host.raw().contains("rdma"))
+        throw engine::InputError(file, engine::json_pointer(host.path(), "rdma"),
                                  "missing: every host needs an rdma row when one has");
-    c.rdma_devices =
-        DeviceMatrix::parse(rows, file, [&](int r) { return hosts_path + "/" + std::to_string(r) + "/rdma"; });
+    c.rdma_devices = DeviceMatrix::parse(rows);
   }
   return c;
 }

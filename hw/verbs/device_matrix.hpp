@@ -3,11 +3,11 @@
 // as "rdma_en3", null on the diagonal. No verbs dependency.
 #pragma once
 
-#include <functional>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "engine/json_input.hpp"
 
 namespace hw {
 
@@ -21,11 +21,12 @@ class DeviceMatrix {
   // What rank `rank` needs: its device per peer, nullopt for itself.
   const Row& row(int rank) const { return rows_.at(rank); }
 
-  // `rows` is the matrix itself, or the "rdma" rows gathered from a hostfile;
-  // `row_path(i)` is where row i sits in `file` (default "/i"), for errors.
-  // Throws engine::InputError naming the file, the JSON path and the pair.
-  static DeviceMatrix parse(const nlohmann::json& rows, const std::string& file,
-                            const std::function<std::string(int)>& row_path = {});
+  // One row per rank, each read where it sits: a matrix file's own rows, or
+  // the "rdma" rows of a hostfile. Throws engine::InputError naming the file,
+  // the JSON pointer and the pair of ranks.
+  static DeviceMatrix parse(const std::vector<engine::JsonValue>& rows);
+  // A whole matrix: a non-empty JSON array of rows.
+  static DeviceMatrix parse(const engine::JsonValue& matrix);
   // Reads and parses a matrix file. Throws engine::InputError.
   static DeviceMatrix load(const std::string& path);
 

@@ -15,7 +15,8 @@ using nlohmann::json;
 
 engine::InputError parse_error(const json& j) {
   try {
-    hw::DeviceMatrix::parse(j, "cluster.json");
+    const std::string file = "cluster.json";
+    hw::DeviceMatrix::parse(engine::JsonValue(j, "", file));
   } catch (const engine::InputError& e) {
     return e;
   }
@@ -28,7 +29,8 @@ TEST(DeviceMatrix, ParsesAFourRankMesh) {
                                  ["rdma_en3", null, "rdma_en5", "rdma_en4"],
                                  ["rdma_en4", "rdma_en5", null, "rdma_en3"],
                                  ["rdma_en5", "rdma_en4", "rdma_en3", null]])");
-  const hw::DeviceMatrix m = hw::DeviceMatrix::parse(j, "m.json");
+  const std::string file = "m.json";
+  const hw::DeviceMatrix m = hw::DeviceMatrix::parse(engine::JsonValue(j, "", file));
   EXPECT_EQ(m.world(), 4);
   EXPECT_EQ(m.device(0, 1), "rdma_en3");
   EXPECT_EQ(m.device(2, 3), "rdma_en3");
@@ -38,7 +40,9 @@ TEST(DeviceMatrix, ParsesAFourRankMesh) {
 }
 
 TEST(DeviceMatrix, OneRankNeedsNoDevice) {
-  EXPECT_EQ(hw::DeviceMatrix::parse(json::parse("[[null]]"), "m.json").world(), 1);
+  const json j = json::parse("[[null]]");
+  const std::string file = "m.json";
+  EXPECT_EQ(hw::DeviceMatrix::parse(engine::JsonValue(j, "", file)).world(), 1);
 }
 
 TEST(DeviceMatrix, MissingDeviceNamesThePair) {
@@ -73,10 +77,12 @@ TEST(DeviceMatrix, NotAnArrayIsRefused) {
 TEST(DeviceMatrix, RowsFromAHostfileReportTheirOwnPath) {
   const json hosts = json::parse(R"([{"ssh": "a", "rdma": [null, "rdma_en3"]},
                                      {"ssh": "b", "rdma": ["rdma_en3", "rdma_en2"]}])");
-  json rows = json::array();
-  for (const auto& h : hosts) rows.push_back(h["rdma"]);
+  const std::string file = "hosts.json";
+  std::vector<engine::JsonValue> rows;
+  for (std::size_t i = 0; i < hosts.size(); ++i)
+    rows.emplace_back(hosts[i]["rdma"], "/hosts/" + std::to_string(i) + "/rdma", file);
   try {
-    hw::DeviceMatrix::parse(rows, "hosts.json", [](int i) { return "/hosts/" + std::to_string(i) + "/rdma"; });
+    hw::DeviceMatrix::parse(rows);
     FAIL() << "accepted a device on the diagonal";
   } catch (const engine::InputError& e) {
     EXPECT_EQ(e.json_path(), "/hosts/1/rdma/1");
