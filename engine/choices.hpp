@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,24 +74,6 @@ std::optional<E> parse_name(std::string_view text) {
   return std::nullopt;
 }
 
-// In nlohmann::json, as their text (never as a number).
-template <class Json>
-void to_json(Json& j, Strategy e) {
-  j = to_string(e);
-}
-template <class Json>
-void to_json(Json& j, RecoveryPolicy e) {
-  j = to_string(e);
-}
-template <class Json>
-void to_json(Json& j, FaultKind e) {
-  j = to_string(e);
-}
-template <class Json>
-void to_json(Json& j, FabricType e) {
-  j = to_string(e);
-}
-
 // A scenario's parallelism: a strategy, or none for "auto" (the planner picks).
 using Parallelism = std::optional<Strategy>;
 inline std::string to_string(const Parallelism& p) { return p ? to_string(*p) : "auto"; }
@@ -100,3 +83,15 @@ inline bool on_link(FaultKind k) { return k >= FaultKind::kLinkDown && k <= Faul
 inline bool on_node(FaultKind k) { return k >= FaultKind::kNodeCrash && k <= FaultKind::kNodeRestart; }
 
 }  // namespace engine
+
+// In nlohmann::json, a choice is its text, never its number.
+namespace nlohmann {
+template <class E>
+requires std::is_enum_v<E> && requires { engine::Names<E>::value; }
+struct adl_serializer<E> {
+  template <class Json>
+  static void to_json(Json& j, E e) {
+    j = engine::to_string(e);
+  }
+};
+}  // namespace nlohmann
