@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "engine/error.hpp"
+#include "sim/start_actor.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -97,8 +98,8 @@ bool SimRuntime::route_via(int dst, int relay) {
   auto* onward = peer.outbox;
   const engine::LinkCard card = second->card;
   const std::vector<double>* speed = &speed_;
-  auto relay_actor = sg4::Actor::create(
-      hop->get_name(), sg4::Host::by_name(platform_.hosts[relay]), [hop, onward, card, speed, relay] {
+  auto relay_actor =
+      start_actor(hop->get_name(), sg4::Host::by_name(platform_.hosts[relay]), [hop, onward, card, speed, relay] {
         for (;;) {
           Envelope* env = nullptr;
           try {
@@ -114,8 +115,12 @@ bool SimRuntime::route_via(int dst, int relay) {
           });
         }
       });
-  relay_actor->daemonize();
-  hop->set_receiver(relay_actor);
+  // A relay that is down forwards nothing: the detour stands, and what is
+  // sent on it vanishes until detection notices the relay's silence.
+  if (relay_actor) {
+    relay_actor->daemonize();
+    hop->set_receiver(relay_actor);
+  }
   peer.wire = first;
   peer.host = sg4::Host::by_name(platform_.hosts[relay]);
   peer.outbox = hop;

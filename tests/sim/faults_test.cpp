@@ -217,6 +217,29 @@ TEST(Faults, RerouteCannotReplaceACrashedNodeAndSaysSo) {
   expect_all(simulate(s), "failed", "is down (a detour only replaces a cable)");
 }
 
+// Chaos seed 710176 on this scenario: a node still following a detour through
+// m2 after m2 died used to start the relay on the dead host, and SimGrid
+// aborted the whole simulation ("Cannot start actor on failed host").
+TEST(Faults, ADetourThroughANodeThatHasJustDiedEndsTheRunWithACauseNotAnAbort) {
+  engine::Scenario s = load("link-down-reroute.json");
+  s.workload.requests = 2;
+  s.workload.output_tokens = fixed(16);
+  engine::FaultSpec rdma, m2, m1;
+  rdma.kind = engine::FaultKind::kRdmaStackFailure;
+  rdma.at_s = 0.10014201403824119;
+  m2.kind = m1.kind = engine::FaultKind::kNodeCrash;
+  m2.at_s = 0.35949555305329906;
+  m2.target = "m2";
+  m2.node = 1;
+  m1.at_s = 0.4194770040418439;
+  m1.target = "m1";
+  m1.node = 0;
+  s.faults = {rdma, m2, m1};
+  const json report = simulate(s);  // throws when the simulation itself died
+  EXPECT_TRUE(has_event(report, "recovered", "through m2"));
+  expect_all(report, "failed", "is down (a detour only replaces a cable)");
+}
+
 TEST(Faults, FlappingCableUnderRerouteIsDetouredAndLosesNothing) {
   engine::Scenario s = load("link-down-reroute.json");
   s.faults[0].kind = engine::FaultKind::kLinkFlap;
