@@ -8,6 +8,7 @@
 #include <random>
 
 #include "engine/invariants.hpp"
+#include "engine/oracle.hpp"
 #include "engine/report/report.hpp"
 #include "engine/stack_card.hpp"
 #include "engine/workload.hpp"
@@ -34,6 +35,7 @@ json run_one(const engine::Scenario& s, const engine::Catalog& catalog) {
           {"faults", report["faults"]},
           {"invariants", report["invariants"]},
           {"invariant_checks", checks},
+          {"oracle", engine::judge_run(s, catalog, report)},
           {"events", report["events"]}};
 }
 
@@ -96,8 +98,8 @@ json run_chaos(const engine::Scenario& s, const engine::Catalog& catalog, const 
   json seeds = json::array();
   std::map<std::string, int> failed_by_cause;
   std::vector<double> recoveries;
-  std::vector<unsigned long long> violating;
-  json violation_schedules = json::object();  // by seed: what to paste into the scenario to replay it
+  std::vector<unsigned long long> violating, flagged;  // broke an invariant or crashed; judged wrong by the oracle
+  json violation_schedules = json::object();           // by seed: the first violation, and the faults that replay it
   double lost = 0;
   for (int i = 0; i < n; ++i) {
     const unsigned long long seed = q.first_seed + i;
@@ -107,19 +109,23 @@ json run_chaos(const engine::Scenario& s, const engine::Catalog& catalog, const 
     if (!results[i].ok) {
       row["crashed"] = results[i].output;  // the simulation itself died: as bad as a violation
       violating.push_back(seed);
-      violation_schedules[std::to_string(seed)] = schedule;
+      violation_schedules[std::to_string(seed)] = {{"why", "the simulation crashed: " + results[i].output},
+                                                   {"faults", schedule}};
       seeds.push_back(row);
       continue;
     }
     const json r = json::parse(results[i].output);
     row["invariants"] = r["invariants"];
     row["invariant_checks"] = r["invariant_checks"];
+    row["oracle"] = r["oracle"];
     row["faults"] = r["faults"];
     row["decode_tokens_per_s"] = r["summary"]["decode_tokens_per_s"];
     row["events"] = r["events"];
-    if (!r["invariants"].empty()) {
-      violating.push_back(seed);
-      violation_schedules[std::to_string(seed)] = schedule;
+    if (!r["invariants"].empty()) violating.push_back(seed);
+    if (!r["oracle"].empty()) flagged.push_back(seed);
+    if (!r["invariants"].empty() || !r["oracle"].empty()) {
+      const json& why = r["invariants"].empty() ? r["oracle"] : r["invariants"];
+      violation_schedules[std::to_string(seed)] = {{"why", why[0]}, {"faults", schedule}};
     }
     if (!r["faults"]["time_to_recover_s"].is_null()) recoveries.push_back(r["faults"]["downtime_s"].get<double>());
     // Grouped by the cause's head ("instance failed", "refused", ...), not its particulars.
@@ -142,6 +148,7 @@ json run_chaos(const engine::Scenario& s, const engine::Catalog& catalog, const 
           {"baseline", {{"simulated_s", span}, {"decode_tokens_per_s", base_speed}}},
           {"seeds_run", n},
           {"violations", violating},
+          {"oracle_violations", flagged},
           {"violation_schedules", violation_schedules},
           {"recoveries", recoveries.size()},
           {"mean_recovery_s", mean_recovery},
@@ -156,13 +163,16 @@ std::string render_chaos_table(const json& c) {
                                 c["seeds"][0].get<unsigned long long>(), c["seeds"][1].get<unsigned long long>(),
                                 fmt::join(c["kinds"].get<std::vector<std::string>>(), ", "));
   out += fmt::format(
-      "| seeds run | invariant violations | recoveries | mean recovery s | worst recovery s | throughput lost |\n"
-      "|---|---|---|---|---|---|\n| {} | {} | {} | {:.3f} | {:.3f} | {:.1f}% |\n",
-      c["seeds_run"].get<int>(), c["violations"].size(), c["recoveries"].get<int>(), c["mean_recovery_s"].get<double>(),
-      c["worst_recovery_s"].get<double>(), 100 * c["mean_throughput_lost"].get<double>());
+      "| seeds run | invariant violations | oracle violations | recoveries | mean recovery s | worst recovery s | "
+      "throughput lost |\n"
+      "|---|---|---|---|---|---|---|\n| {} | {} | {} | {} | {:.3f} | {:.3f} | {:.1f}% |\n",
+      c["seeds_run"].get<int>(), c["violations"].size(), c["oracle_violations"].size(), c["recoveries"].get<int>(),
+      c["mean_recovery_s"].get<double>(), c["worst_recovery_s"].get<double>(),
+      100 * c["mean_throughput_lost"].get<double>());
   // The schedule pasted into the scenario's "faults" replays the seed with `meshinfer run`.
-  for (const auto& [seed, schedule] : c["violation_schedules"].items())
-    out += fmt::format("violation: replay with --seeds {0}..{0}; its faults: {1}\n", seed, schedule.dump());
+  for (const auto& [seed, v] : c["violation_schedules"].items())
+    out += fmt::format("violation at seed {0}: {1}\n  replay with --seeds {0}..{0}; its faults: {2}\n", seed,
+                       v["why"].get<std::string>(), v["faults"].dump());
   out += "requests failed by cause:\n";
   if (c["failed_by_cause"].empty()) out += "  none\n";
   for (const auto& [cause, count] : c["failed_by_cause"].items())

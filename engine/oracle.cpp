@@ -1,0 +1,200 @@
+#include "engine/oracle.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engine/fault_timeline.hpp"
+#include "engine/model_math.hpp"
+
+namespace engine {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Usable memory this much above the weights holds the model under any
+// placement the planner tries; between the two, the oracle does not judge.
+constexpr double kHoldMargin = 1.2;
+
+bool touches(const Outage& o, int node) {
+  return o.kind == Outage::kAnyNodes || o.node == node || (o.kind == Outage::kCable && o.peer == node);
+}
+
+bool node_lost(const Outage& o, int node) { return o.kind != Outage::kCable && touches(o, node); }
+
+class Judge {
+ public:
+  Judge(const Scenario& s, const Catalog& catalog, const json& report)
+      : s_(s), catalog_(catalog), report_(report), bounds_{s.heartbeat_s, s.heartbeat_timeout_s} {
+    for (const Outage& o : outages(s, catalog))
+      if (o.silence_s > bounds_.may_detect_above()) noticeable_.push_back(o);
+  }
+
+  std::vector<std::string> run() {
+    check_failures();
+    check_detections();
+    check_tokens();
+    return std::move(out_);
+  }
+
+ private:
+  // Outages detection may act on, begun by `t`.
+  std::vector<Outage> noticeable_by(double t) const {
+    std::vector<Outage> v;
+    for (const Outage& o : noticeable_)
+      if (o.start_s <= t) v.push_back(o);
+    return v;
+  }
+
+  double first_event(const std::string& kind) const {
+    for (const auto& e : report_["events"])
+      if (e["kind"] == kind) return e["t_s"].get<double>();
+    return -1;
+  }
+
+  // 1: the nodes no outage in `seen` touched can hold the model; 0: they cannot; -1: too close to call.
+  int survivors_hold(const std::vector<Outage>& seen) const {
+    const ModelCard& model = catalog_.model(s_.model);
+    const double weights = weight_bytes(model, model.quant(s_.quant));
+    double usable = 0;
+    for (int n = 0; n < static_cast<int>(s_.nodes.size()); ++n) {
+      // The coordinator stays unless it is itself lost: a cable's other end is what a replan drops.
+      const bool gone = std::any_of(seen.begin(), seen.end(),
+                                    [&](const Outage& o) { return n == 0 ? node_lost(o, 0) : touches(o, n); });
+      const HardwareCard& hw = catalog_.hardware(s_.nodes[n].hardware);
+      if (!gone) usable += hw.memory_bytes * hw.usable_memory_fraction;
+    }
+    return usable < weights ? 0 : usable >= kHoldMargin * weights ? 1 : -1;
+  }
+
+  bool cabled(int a, int b, const std::vector<Outage>& seen) const {
+    const bool wired = std::any_of(s_.fabric.cables.begin(), s_.fabric.cables.end(),
+                                   [&](const Cable& c) { return (c.a == a && c.b == b) || (c.a == b && c.b == a); });
+    return wired && std::none_of(seen.begin(), seen.end(), [&](const Outage& o) {
+             return o.kind == Outage::kCable && ((o.node == a && o.peer == b) || (o.node == b && o.peer == a));
+           });
+  }
+
+  // A third node, lost to no outage, still cabled to both ends of `cut`.
+  bool bridgeable(const Outage& cut, const std::vector<Outage>& seen) const {
+    for (int c = 0; c < static_cast<int>(s_.nodes.size()); ++c) {
+      if (c == cut.node || c == cut.peer) continue;
+      const bool alive = std::none_of(seen.begin(), seen.end(), [&](const Outage& o) { return node_lost(o, c); });
+      if (alive && cabled(c, cut.node, seen) && cabled(c, cut.peer, seen)) return true;
+    }
+    return false;
+  }
+
+  // Why the schedule allows a request to fail with `error` at `t`; empty when nothing does.
+  std::string justification(const std::string& error, double t) const {
+    const auto seen = noticeable_by(t);
+    if (seen.empty()) return "";
+    const bool node_down =
+        std::any_of(seen.begin(), seen.end(), [](const Outage& o) { return o.kind != Outage::kCable; });
+    const bool coordinator_down =
+        std::any_of(seen.begin(), seen.end(), [](const Outage& o) { return node_lost(o, 0); });
+    if (coordinator_down) return "the coordinator was lost";
+    if (error.starts_with("coordinator lost")) return "";
+    switch (s_.recovery) {
+      case RecoveryPolicy::kFailStop:
+        return "fail-stop ends the instance at any outage";
+      case RecoveryPolicy::kReplan:
+        if (survivors_hold(seen) != 1) return "the untouched nodes cannot surely hold the model";
+        if (error.starts_with("the client gave up") && static_cast<int>(seen.size()) >= s_.workload.max_tries)
+          return "as many outages as the client has tries";
+        return "";
+      case RecoveryPolicy::kReroute:
+        if (node_down) return "a node was lost, which a detour cannot replace";
+        for (const Outage& o : seen)
+          if (!bridgeable(o, seen)) return "cable " + o.cause + " had no live third node to bridge it";
+        return "";
+      case RecoveryPolicy::kFallback:
+        if (node_down) return "a node was lost, which another network cannot bring back";
+        if (!s_.fabric.secondary_link) return "there is no secondary network";
+        return "";
+    }
+    return "";
+  }
+
+  void check_failures() {
+    const double failed_at = first_event("instance-failed");
+    const double end = report_["summary"]["simulated_s"].get<double>();
+    for (const auto& r : report_["requests"]) {
+      if (r["status"] != "failed") continue;
+      const std::string error = r["error"].get<std::string>();
+      if (error.starts_with("refused")) continue;  // the workload's verdict on KV capacity, not a failure's
+      const double t = failed_at >= 0 && error.starts_with("instance failed") ? failed_at : end;
+      if (justification(error, t).empty())
+        out_.push_back(
+            fmt::format("request {} failed ({}) at {:.3f} s under {}, which the fault schedule does not "
+                        "justify",
+                        r["id"].get<int>(), error, t, to_string(s_.recovery)));
+    }
+  }
+
+  void check_detections() {
+    for (const auto& e : report_["events"]) {
+      if (e["kind"] != "detected") continue;
+      const double t = e["t_s"].get<double>();
+      if (noticeable_by(t).empty())
+        out_.push_back(
+            fmt::format("false suspicion: {} detected at {:.3f} s, when no node or cable had been silent "
+                        "for the heartbeat timeout ({} s)",
+                        e["target"].get<std::string>(), t, bounds_.timeout_s));
+    }
+    // The first outage that silences a node well past the timeout, while the
+    // instance still serves, must be detected in time, unless another outage
+    // (the coordinator's, say) falls before that. Later ones may fall in a
+    // recovery, whose length the schedule alone does not tell.
+    if (noticeable_.empty()) return;
+    const Outage& first = noticeable_.front();
+    if (first.kind == Outage::kCable || first.silence_s < bounds_.must_detect_above()) return;
+    const double due = first.start_s + bounds_.must_detect_within();
+    if (noticeable_.size() > 1 && noticeable_[1].start_s <= due) return;
+    double serving_until = -1;
+    for (const auto& r : report_["requests"])
+      if (r["status"] == "completed") serving_until = std::max(serving_until, r["finish_s"].get<double>());
+    for (const auto& e : report_["events"])
+      if (e["kind"] == "detected" || e["kind"] == "instance-failed")
+        serving_until = std::max(serving_until, e["t_s"].get<double>());
+    if (serving_until <= due) return;
+    const bool on_time = std::any_of(report_["events"].begin(), report_["events"].end(), [&](const json& e) {
+      return e["kind"] == "detected" && e["t_s"].get<double>() >= first.start_s && e["t_s"].get<double>() <= due;
+    });
+    if (!on_time)
+      out_.push_back(
+          fmt::format("late detection: {} at {:.3f} s silenced a node, but nothing was detected by {:.3f} s "
+                      "(timeout {} s + 3 heartbeats of {} s) while the instance served until {:.3f} s",
+                      first.cause, first.start_s, due, bounds_.timeout_s, bounds_.heartbeat_s, serving_until));
+  }
+
+  void check_tokens() {
+    for (const auto& r : report_["requests"]) {
+      const int want = r["output_tokens"].get<int>(), got = r["tokens"].get<int>();
+      const bool completed = r["status"] == "completed";
+      if (completed ? got != want : got > want)
+        out_.push_back(fmt::format("request {} {} with {} tokens of {}: a token produced twice or never",
+                                   r["id"].get<int>(), completed ? "completed" : "failed", got, want));
+      if (completed && r.contains("output_ids") && r["output_ids"].is_array() &&
+          static_cast<int>(r["output_ids"].size()) != want)
+        out_.push_back(fmt::format("request {} completed with {} token ids for {} tokens", r["id"].get<int>(),
+                                   r["output_ids"].size(), want));
+    }
+  }
+
+  const Scenario& s_;
+  const Catalog& catalog_;
+  const json& report_;
+  DetectionBounds bounds_;
+  std::vector<Outage> noticeable_;
+  std::vector<std::string> out_;
+};
+
+}  // namespace
+
+std::vector<std::string> judge_run(const Scenario& s, const Catalog& catalog, const json& report) {
+  return Judge(s, catalog, report).run();
+}
+
+}  // namespace engine

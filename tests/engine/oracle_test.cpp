@@ -1,0 +1,151 @@
+// The oracle on hand-made runs: ones it must flag (false suspicion, an
+// unjustified give-up, late detection, a token twice) and ones it must pass.
+#include "engine/oracle.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using engine::Catalog;
+using json = nlohmann::ordered_json;
+
+const std::string kScenarios = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/";
+
+// m1, m2 (512 GB) and m3, m4 (256 GB) in a full mesh, holding Qwen3-235B 8-bit;
+// heartbeats every 0.05 s, timeout 0.25 s.
+engine::Scenario four_nodes(engine::RecoveryPolicy policy, std::vector<engine::FaultSpec> faults) {
+  engine::Scenario s = engine::load_scenario(kScenarios + "ci/link-down-reroute.json", Catalog::builtin());
+  s.recovery = policy;
+  s.faults = std::move(faults);
+  return s;
+}
+
+engine::FaultSpec fault(engine::FaultKind kind, double at, const engine::Scenario& s, const std::string& target,
+                        double duration = 0) {
+  engine::FaultSpec f;
+  f.kind = kind;
+  f.at_s = at;
+  f.target = target;
+  f.duration_s = duration;
+  const auto dash = target.find('-');
+  f.node = s.node_index(target.substr(0, dash));
+  if (dash != std::string::npos) f.peer = s.node_index(target.substr(dash + 1));
+  return f;
+}
+
+json request(int id, const std::string& status, int tokens, double finish = -1, const std::string& error = "") {
+  return {{"id", id},         {"output_tokens", 16}, {"finish_s", finish >= 0 ? json(finish) : json(nullptr)},
+          {"tokens", tokens}, {"status", status},    {"error", error}};
+}
+
+json event(double t, const std::string& kind, const std::string& target) {
+  return {{"t_s", t}, {"kind", kind}, {"target", target}, {"detail", ""}};
+}
+
+json run(double end, std::vector<json> requests, std::vector<json> events) {
+  return {{"summary", {{"simulated_s", end}}}, {"requests", requests}, {"events", events}};
+}
+
+std::vector<std::string> judge(const engine::Scenario& s, const json& report) {
+  return engine::judge_run(s, Catalog::builtin(), report);
+}
+
+bool mentions(const std::vector<std::string>& verdicts, const std::string& what) {
+  for (const auto& v : verdicts)
+    if (v.find(what) != std::string::npos) return true;
+  return false;
+}
+
+const std::string kInstanceFailed = "instance failed: m2 silent (policy ...)";
+
+TEST(Oracle, ACalmRunThatDetectsAFailureIsAFalseSuspicion) {
+  const auto s = four_nodes(engine::RecoveryPolicy::kReplan, {});
+  const auto v = judge(s, run(5, {request(0, "completed", 16, 5)}, {event(2, "detected", "m3")}));
+  EXPECT_TRUE(mentions(v, "false suspicion")) << testing::PrintToString(v);
+}
+
+TEST(Oracle, AHangShorterThanTheTimeoutJustifiesNoDetection) {
+  auto s = four_nodes(engine::RecoveryPolicy::kReplan, {});
+  s.faults = {fault(engine::FaultKind::kNodeHang, 1, s, "m3", 0.1)};
+  const auto v = judge(s, run(5, {request(0, "completed", 16, 5)}, {event(1.2, "detected", "m3")}));
+  EXPECT_TRUE(mentions(v, "false suspicion")) << testing::PrintToString(v);
+}
+
+TEST(Oracle, AThrottledNodeJustifiesNoDetectionNorFailure) {
+  auto s = four_nodes(engine::RecoveryPolicy::kFailStop, {});
+  s.faults = {fault(engine::FaultKind::kNodeSlow, 1, s, "m2", 2)};
+  s.faults[0].factor = 0.3;
+  const auto v = judge(s, run(5, {request(0, "failed", 3, -1, kInstanceFailed)},
+                              {event(1.4, "detected", "m2"), event(1.4, "instance-failed", "m2")}));
+  EXPECT_TRUE(mentions(v, "false suspicion")) << testing::PrintToString(v);
+  EXPECT_TRUE(mentions(v, "does not justify")) << testing::PrintToString(v);
+}
+
+TEST(Oracle, RerouteGivingUpOnACableAThirdLiveNodeCanBridgeIsUnjustified) {
+  auto s = four_nodes(engine::RecoveryPolicy::kReroute, {});
+  s.faults = {fault(engine::FaultKind::kLinkDown, 1, s, "m2-m3")};
+  const auto v = judge(s, run(2, {request(0, "failed", 4, -1, kInstanceFailed)},
+                              {event(1.3, "detected", "m2"), event(1.3, "instance-failed", "m2")}));
+  EXPECT_TRUE(mentions(v, "does not justify")) << testing::PrintToString(v);
+}
+
+TEST(Oracle, RerouteGivingUpOnACrashedNodeIsJustified) {
+  auto s = four_nodes(engine::RecoveryPolicy::kReroute, {});
+  s.faults = {fault(engine::FaultKind::kNodeCrash, 1, s, "m2")};
+  const auto v = judge(s, run(2, {request(0, "failed", 4, -1, kInstanceFailed)},
+                              {event(1.3, "detected", "m2"), event(1.3, "instance-failed", "m2")}));
+  EXPECT_TRUE(v.empty()) << testing::PrintToString(v);
+}
+
+TEST(Oracle, ReplanGivingUpWhileTheSurvivorsHoldTheModelIsUnjustified) {
+  auto s = four_nodes(engine::RecoveryPolicy::kReplan, {});
+  s.faults = {fault(engine::FaultKind::kNodeCrash, 1, s, "m4")};  // 512 + 512 + 256 GB hold 235 GB of weights
+  const auto v = judge(s, run(2, {request(0, "failed", 4, -1, kInstanceFailed)},
+                              {event(1.3, "detected", "m4"), event(1.3, "instance-failed", "m4")}));
+  EXPECT_TRUE(mentions(v, "does not justify")) << testing::PrintToString(v);
+}
+
+TEST(Oracle, ReplanGivingUpWhenTheSurvivorCannotHoldTheModelIsJustified) {
+  // DeepSeek-V3.1 8-bit (~671 GB) needs both 512 GB nodes.
+  auto s = engine::load_scenario(kScenarios + "deepseek-v3.1-8bit-2node.json", Catalog::builtin());
+  s.recovery = engine::RecoveryPolicy::kReplan;
+  s.faults = {fault(engine::FaultKind::kNodeCrash, 1, s, s.nodes[1].name)};
+  const auto v = judge(s, run(2, {request(0, "failed", 4, -1, kInstanceFailed)},
+                              {event(1.3, "detected", s.nodes[1].name), event(1.3, "instance-failed", "")}));
+  EXPECT_TRUE(v.empty()) << testing::PrintToString(v);
+}
+
+TEST(Oracle, FallbackGivingUpOverADeadCableIsUnjustified) {
+  auto s = engine::load_scenario(kScenarios + "ci/rdma-failure-fallback.json", Catalog::builtin());
+  s.faults = {fault(engine::FaultKind::kLinkDown, 1, s, s.nodes[0].name + "-" + s.nodes[1].name)};
+  const auto v = judge(s, run(2, {request(0, "failed", 4, -1, kInstanceFailed)},
+                              {event(1.3, "detected", s.nodes[1].name), event(1.3, "instance-failed", "")}));
+  EXPECT_TRUE(mentions(v, "does not justify")) << testing::PrintToString(v);
+}
+
+TEST(Oracle, ACrashNoticedOnlyAfterTheHeartbeatBoundIsLateDetection) {
+  auto s = four_nodes(engine::RecoveryPolicy::kReplan, {});
+  s.faults = {fault(engine::FaultKind::kNodeCrash, 1, s, "m3")};
+  const auto v = judge(s, run(6, {request(0, "completed", 16, 6)}, {event(2, "detected", "m3")}));
+  EXPECT_TRUE(mentions(v, "late detection")) << testing::PrintToString(v);
+}
+
+TEST(Oracle, ACrashDetectedInTimeAndReplannedPasses) {
+  auto s = four_nodes(engine::RecoveryPolicy::kReplan, {});
+  s.faults = {fault(engine::FaultKind::kNodeCrash, 1, s, "m3")};
+  // Silence counts from m3's last heartbeat, at most one beat before the crash: due by 1 + 0.25 + 3 x 0.05.
+  const auto v = judge(s, run(6, {request(0, "completed", 16, 6), request(1, "completed", 16, 5.5)},
+                              {event(1.28, "detected", "m3"), event(1.28, "recovered", "m3")}));
+  EXPECT_TRUE(v.empty()) << testing::PrintToString(v);
+}
+
+TEST(Oracle, ACompletedRequestWithATokenTwiceIsFlagged) {
+  const auto s = four_nodes(engine::RecoveryPolicy::kReplan, {});
+  const auto v = judge(s, run(5, {request(0, "completed", 17, 5)}, {}));
+  EXPECT_TRUE(mentions(v, "produced twice or never")) << testing::PrintToString(v);
+}
+
+}  // namespace
