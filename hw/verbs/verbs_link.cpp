@@ -12,8 +12,10 @@ namespace hw {
 namespace {
 
 constexpr std::uint64_t kSendBit = 1ull << 63;  // wr_id of a send; wc.opcode is undefined on errors
-// Apple refuses LOCAL_WRITE alone (REFERENCE.md); these are what MLX's JACCL registers.
-constexpr int kMrAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+// SEND/RECV need LOCAL_WRITE only, but Apple refuses it alone (REFERENCE.md):
+// REMOTE_READ satisfies it and opens nothing, since UC has no RDMA READ.
+// No REMOTE_WRITE: UC does carry RDMA WRITEs, and no peer should place bytes here.
+constexpr int kMrAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
 constexpr int kPageBytes = 4096;
 
 const char* port_state_name(ibv_port_state s) {
@@ -82,6 +84,7 @@ void VerbsLink::find_active_port() {
     if (attr.state == IBV_PORT_ACTIVE) {
       port_ = static_cast<std::uint8_t>(p);
       mtu_ = attr.active_mtu;
+      local_.mtu = static_cast<std::uint8_t>(mtu_);
       local_.lid = attr.lid;
       return;
     }
@@ -149,7 +152,7 @@ void VerbsLink::to_init() {
 void VerbsLink::to_rtr(const VerbsEndpoint& remote) {
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_RTR;
-  attr.path_mtu = mtu_;
+  attr.path_mtu = std::min(mtu_, static_cast<ibv_mtu>(remote.mtu));  // UC drops what the other end's MTU does not fit
   attr.dest_qp_num = remote.qpn;
   attr.rq_psn = remote.psn;
   attr.ah_attr.dlid = remote.lid;

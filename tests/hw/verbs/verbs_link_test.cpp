@@ -140,6 +140,7 @@ hw::VerbsEndpoint remote() {
   e.qpn = 0x99;
   e.psn = 0x777;
   e.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 3};
+  e.mtu = IBV_MTU_4096;
   return e;
 }
 
@@ -203,8 +204,19 @@ TEST(VerbsLink, UsesTheActivePortTheIpv4GidAndThePeersEndpoint) {
   // Apple refuses memory registered with LOCAL_WRITE alone.
   EXPECT_NE(api.mr_access, IBV_ACCESS_LOCAL_WRITE);
   EXPECT_TRUE(api.mr_access & IBV_ACCESS_LOCAL_WRITE);
-  EXPECT_EQ(api.qp_init.cap.max_recv_wr, 4u);  // queue depth counts frames
-  EXPECT_EQ(api.qp_init.sq_sig_all, 1);        // every send completion is checked
+  EXPECT_FALSE(api.mr_access & IBV_ACCESS_REMOTE_WRITE);  // SEND/RECV needs no peer writing here
+  EXPECT_EQ(api.qp_init.cap.max_recv_wr, 4u);             // queue depth counts frames
+  EXPECT_EQ(api.qp_init.sq_sig_all, 1);                   // every send completion is checked
+}
+
+TEST(VerbsLink, ConnectsAtTheSmallerOfTheTwoPortsMtus) {
+  Recorder api;  // our port: 4096
+  hw::VerbsLink link(api, "rdma_en3", "r", options(), 1);
+  EXPECT_EQ(link.local().mtu, IBV_MTU_4096);
+  hw::VerbsEndpoint peer = remote();
+  peer.mtu = IBV_MTU_1024;
+  link.connect(peer);
+  EXPECT_EQ(api.attrs["RTR"].path_mtu, IBV_MTU_1024);
 }
 
 TEST(VerbsLink, UcCarriesNoReliableConnectionAttributes) {
