@@ -17,6 +17,7 @@
 #include "hw/softrdma/export.hpp"
 #include "hw/softrdma/interfaces.hpp"
 #include "hw/softrdma/internal.hpp"
+#include "hw/softrdma/stack_failure.hpp"
 
 #undef ibv_get_device_list
 #undef ibv_query_port
@@ -110,7 +111,7 @@ SOFTRDMA_EXPORT ibv_device** ibv_get_device_list(int* num_devices) {
     errno = EINVAL;
     return nullptr;
   }
-  const std::vector<Interface> interfaces = ipv4_interfaces();
+  const std::vector<Interface> interfaces = stack_failed() ? std::vector<Interface>{} : ipv4_interfaces();
   auto** list = static_cast<ibv_device**>(std::calloc(interfaces.size() + 1, sizeof(ibv_device*)));
   if (!list) return nullptr;
   std::lock_guard lock(registry_mu);
@@ -140,7 +141,7 @@ SOFTRDMA_EXPORT int ibv_read_sysfs_file(const char* dir, const char* file, char*
 
 SOFTRDMA_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
   Device* d = registered_device(device);
-  const std::optional<Interface> i = d ? find_interface(d->ifname) : std::nullopt;
+  const std::optional<Interface> i = d && !stack_failed() ? find_interface(d->ifname) : std::nullopt;
   if (!i) {
     errno = ENODEV;
     return nullptr;

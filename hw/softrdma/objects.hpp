@@ -47,6 +47,7 @@ struct Context {
   std::uint32_t next_key = 1;
   std::thread receiver;
   std::atomic<bool> stopping{false};
+  bool failed = false;  // the stack failure reached this context
 };
 
 struct Pd {

@@ -7,6 +7,7 @@
 
 #include "hw/softrdma/config.hpp"
 #include "hw/softrdma/internal.hpp"
+#include "hw/softrdma/stack_failure.hpp"
 
 namespace softrdma {
 
@@ -39,6 +40,7 @@ int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad) {
     std::uint32_t psn = 0;
     {
       std::lock_guard lock(ctx->mu);
+      if (stack_failed()) fail_context(*ctx);
       int err = 0;
       if (q->state != IBV_QPS_RTS) err = refuse("ibv_post_send", EINVAL, "the queue pair is not in RTS");
       // macOS offers two-sided SEND/RECV only: no RDMA WRITE or READ, no atomics (REFERENCE.md).

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "hw/softrdma/internal.hpp"
+#include "hw/softrdma/stack_failure.hpp"
 
 namespace softrdma {
 
@@ -25,6 +26,7 @@ static_assert(sizeof(Header) == 20);
 
 constexpr std::size_t kMaxPacket = sizeof(Header) + 4096;
 constexpr int kBatch = 16;
+constexpr int kCheckMs = 100;  // how often an idle receiver looks at the stack failure switch
 
 std::uint32_t next_psn(std::uint32_t psn) { return (psn + 1) & 0xffffff; }
 
@@ -91,7 +93,7 @@ void receive(Context& ctx, const sockaddr_in& from, const std::byte* data, std::
   h.magic = ntohl(h.magic), h.dst_qpn = ntohl(h.dst_qpn), h.src_qpn = ntohl(h.src_qpn), h.psn = ntohl(h.psn);
   if (h.magic != kMagic || (h.dst_qpn >> 8) != ctx.udp_port) return;
   Qp* qp = ctx.qps[h.dst_qpn & 0xff];
-  if (!qp || qp->base.qp_num != h.dst_qpn) return;
+  if (ctx.failed || !qp || qp->base.qp_num != h.dst_qpn) return;
   if (qp->base.state != IBV_QPS_RTR && qp->base.state != IBV_QPS_RTS) return;
   // A connected QP hears only its remote QP.
   if (h.src_qpn != qp->dest_qpn || from.sin_addr.s_addr != qp->remote.sin_addr.s_addr ||
@@ -107,7 +109,11 @@ void receive_loop(Context& ctx) {
   sockaddr_in from[kBatch];
   while (!ctx.stopping.load()) {
     pollfd fds[2] = {{ctx.sock, POLLIN, 0}, {ctx.wake[0], POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0 || ctx.stopping.load()) continue;
+    if (poll(fds, 2, kCheckMs) < 0 || ctx.stopping.load()) continue;
+    if (stack_failed()) {
+      std::lock_guard lock(ctx.mu);
+      fail_context(ctx);
+    }
     for (;;) {
       for (int i = 0; i < kBatch; ++i) {
         iov[i] = {buffers.data() + i * kMaxPacket, kMaxPacket};
