@@ -1,5 +1,6 @@
 #include "hw/verbs/verbs_link.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -61,11 +62,12 @@ void VerbsLink::release() {
   // Straight from RTS to destroy: macOS must not see a QP moved to ERR.
   if (qp_) api_.destroy_qp(qp_);
   if (cq_) api_.destroy_cq(cq_);
+  if (channel_) api_.destroy_comp_channel(channel_);
   if (mr_) api_.dereg_mr(mr_);
   if (pd_) api_.dealloc_pd(pd_);
   if (context_) api_.close_device(context_);
   std::free(frames_);
-  qp_ = nullptr, cq_ = nullptr, mr_ = nullptr, pd_ = nullptr, context_ = nullptr, frames_ = nullptr;
+  qp_ = nullptr, cq_ = nullptr, channel_ = nullptr, mr_ = nullptr, pd_ = nullptr, context_ = nullptr, frames_ = nullptr;
 }
 
 void VerbsLink::fail(const std::string& what) const {
@@ -117,7 +119,11 @@ void VerbsLink::create_queue_pair() {
   if (!(pd_ = api_.alloc_pd(context_))) fail("ibv_alloc_pd failed");
   if (!(mr_ = api_.reg_mr(pd_, frames_, bytes, kMrAccess)))
     fail(fmt::format("ibv_reg_mr of {} bytes failed: {}", bytes, std::strerror(errno)));
-  if (!(cq_ = api_.create_cq(context_, static_cast<int>(2 * options_.queue_depth)))) fail("ibv_create_cq failed");
+  // Idle waits sleep on the channel; non-blocking, so draining it never blocks.
+  if ((channel_ = api_.create_comp_channel(context_)) && fcntl(channel_->fd, F_SETFL, O_NONBLOCK) != 0)
+    fail("cannot make the completion channel non-blocking");
+  if (!(cq_ = api_.create_cq(context_, static_cast<int>(2 * options_.queue_depth), channel_)))
+    fail("ibv_create_cq failed");
   ibv_qp_init_attr init{};
   init.send_cq = cq_;
   init.recv_cq = cq_;
@@ -240,6 +246,17 @@ int VerbsLink::poll(const std::function<void(std::span<const std::byte>)>& on_fr
     post_receive(slot);
   }
   return n;
+}
+
+int VerbsLink::arm() {
+  if (!channel_) return -1;
+  if (api_.req_notify_cq(cq_) != 0) fail("ibv_req_notify_cq failed");
+  return channel_->fd;
+}
+
+void VerbsLink::drain_events() {
+  ibv_cq* cq = nullptr;
+  while (channel_ && api_.get_cq_event(channel_, &cq) == 0) api_.ack_cq_events(cq, 1);
 }
 
 }  // namespace hw

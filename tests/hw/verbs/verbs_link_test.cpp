@@ -73,8 +73,16 @@ class Recorder : public hw::VerbsApi {
   }
   ibv_pd* alloc_pd(ibv_context*) override { return log("alloc_pd"), &pd_; }
   int dealloc_pd(ibv_pd*) override { return log("dealloc_pd"); }
-  ibv_cq* create_cq(ibv_context*, int entries) override { return log(fmt::format("create_cq {}", entries)), &cq_; }
+  // No completion channel: the link polls, as it must on a device without one.
+  ibv_comp_channel* create_comp_channel(ibv_context*) override { return log("create_comp_channel"), nullptr; }
+  int destroy_comp_channel(ibv_comp_channel*) override { return log("destroy_comp_channel"); }
+  ibv_cq* create_cq(ibv_context*, int entries, ibv_comp_channel*) override {
+    return log(fmt::format("create_cq {}", entries)), &cq_;
+  }
   int destroy_cq(ibv_cq*) override { return log("destroy_cq"); }
+  int req_notify_cq(ibv_cq*) override { return log("req_notify_cq"); }
+  int get_cq_event(ibv_comp_channel*, ibv_cq**) override { return -1; }
+  void ack_cq_events(ibv_cq*, unsigned int) override {}
   ibv_qp* create_qp(ibv_pd*, ibv_qp_init_attr* a) override {
     qp_init = *a;
     qp_.qp_num = 0x4242;
@@ -171,6 +179,7 @@ TEST(VerbsLink, SetsUpConnectsAndTearsDownInTheVerbsOrder) {
                                           "query_gid 2 2",
                                           "alloc_pd",
                                           "reg_mr",
+                                          "create_comp_channel",
                                           "create_cq 8",
                                           "create_qp UC",
                                           "modify_qp INIT",
