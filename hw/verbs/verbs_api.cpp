@@ -35,8 +35,18 @@ class Libibverbs final : public VerbsApi {
   }
   ibv_pd* alloc_pd(ibv_context* c) override { return ibv_alloc_pd(c); }
   int dealloc_pd(ibv_pd* pd) override { return ibv_dealloc_pd(pd); }
-  ibv_cq* create_cq(ibv_context* c, int entries) override { return ibv_create_cq(c, entries, nullptr, nullptr, 0); }
+  ibv_comp_channel* create_comp_channel(ibv_context* c) override { return ibv_create_comp_channel(c); }
+  int destroy_comp_channel(ibv_comp_channel* ch) override { return ibv_destroy_comp_channel(ch); }
+  ibv_cq* create_cq(ibv_context* c, int entries, ibv_comp_channel* ch) override {
+    return ibv_create_cq(c, entries, nullptr, ch, 0);
+  }
   int destroy_cq(ibv_cq* cq) override { return ibv_destroy_cq(cq); }
+  int req_notify_cq(ibv_cq* cq) override { return ibv_req_notify_cq(cq, 0); }
+  int get_cq_event(ibv_comp_channel* ch, ibv_cq** cq) override {
+    void* context = nullptr;
+    return ibv_get_cq_event(ch, cq, &context);
+  }
+  void ack_cq_events(ibv_cq* cq, unsigned int n) override { ibv_ack_cq_events(cq, n); }
   ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* a) override { return ibv_create_qp(pd, a); }
   int modify_qp(ibv_qp* qp, ibv_qp_attr* a, int mask) override { return ibv_modify_qp(qp, a, mask); }
   int destroy_qp(ibv_qp* qp) override { return ibv_destroy_qp(qp); }

@@ -25,8 +25,14 @@ class VerbsApi {
   virtual int query_gid(ibv_context* context, std::uint8_t port, int index, ibv_gid* gid) = 0;
   virtual ibv_pd* alloc_pd(ibv_context* context) = 0;
   virtual int dealloc_pd(ibv_pd* pd) = 0;
-  virtual ibv_cq* create_cq(ibv_context* context, int entries) = 0;
+  // nullptr where the device has no completion channels: callers then poll.
+  virtual ibv_comp_channel* create_comp_channel(ibv_context* context) = 0;
+  virtual int destroy_comp_channel(ibv_comp_channel* channel) = 0;
+  virtual ibv_cq* create_cq(ibv_context* context, int entries, ibv_comp_channel* channel) = 0;
   virtual int destroy_cq(ibv_cq* cq) = 0;
+  virtual int req_notify_cq(ibv_cq* cq) = 0;
+  virtual int get_cq_event(ibv_comp_channel* channel, ibv_cq** cq) = 0;
+  virtual void ack_cq_events(ibv_cq* cq, unsigned int events) = 0;
   virtual ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) = 0;
   virtual int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) = 0;
   virtual int destroy_qp(ibv_qp* qp) = 0;

@@ -27,12 +27,14 @@ std::uint64_t get(std::span<const std::byte> in, std::size_t at, int bytes) {
 
 std::vector<std::byte> serialize(const VerbsEndpoint& e) {
   if (e.qpn > kMax24 || e.psn > kMax24) throw std::invalid_argument("qpn and psn are 24-bit numbers");
+  if (e.mtu < 1 || e.mtu > 5) throw std::invalid_argument("mtu is an ibv_mtu code from 1 to 5");
   std::vector<std::byte> out;
   out.reserve(kEndpointWireBytes);
   put(out, e.lid, 2);
   put(out, e.qpn, 4);
   put(out, e.psn, 4);
   for (std::uint8_t b : e.gid) out.push_back(static_cast<std::byte>(b));
+  put(out, e.mtu, 1);
   return out;
 }
 
@@ -45,8 +47,10 @@ VerbsEndpoint parse_endpoint(std::span<const std::byte> wire) {
   e.psn = static_cast<std::uint32_t>(get(wire, 6, 4));
   if (e.qpn > kMax24 || e.psn > kMax24)
     throw std::runtime_error(fmt::format("endpoint qpn {} / psn {} exceed 24 bits", e.qpn, e.psn));
-  std::transform(wire.begin() + 10, wire.end(), e.gid.begin(),
+  std::transform(wire.begin() + 10, wire.begin() + 26, e.gid.begin(),
                  [](std::byte b) { return static_cast<std::uint8_t>(b); });
+  e.mtu = static_cast<std::uint8_t>(get(wire, 26, 1));
+  if (e.mtu < 1 || e.mtu > 5) throw std::runtime_error(fmt::format("endpoint MTU code {} is not 1 to 5", e.mtu));
   return e;
 }
 

@@ -1,5 +1,5 @@
-// What a peer needs to reach one of our queue pairs: {lid, qpn, psn, gid}, as
-// exchanged over the TCP side channel. Fixed 26-byte little-endian wire form.
+// What a peer needs to reach one of our queue pairs: {lid, qpn, psn, gid, mtu},
+// as exchanged over the TCP side channel. Fixed 27-byte little-endian wire form.
 // No verbs dependency.
 #pragma once
 
@@ -17,14 +17,17 @@ struct VerbsEndpoint {
   std::uint32_t qpn = 0;  // 24 bits
   std::uint32_t psn = 0;  // 24 bits
   std::array<std::uint8_t, 16> gid{};
+  // The port's active MTU as an ibv_mtu code (1 = 256 .. 5 = 4096): both ends
+  // must use the smaller, or UC drops every multi-packet frame.
+  std::uint8_t mtu = 3;
 
   bool operator==(const VerbsEndpoint&) const = default;
 };
 
-inline constexpr std::size_t kEndpointWireBytes = 26;
+inline constexpr std::size_t kEndpointWireBytes = 27;
 
 std::vector<std::byte> serialize(const VerbsEndpoint& e);
-// Throws std::runtime_error on a wrong length or a qpn/psn over 24 bits.
+// Throws std::runtime_error on a wrong length, a qpn/psn over 24 bits or an unknown MTU code.
 VerbsEndpoint parse_endpoint(std::span<const std::byte> wire);
 
 // "::ffff:10.0.0.1" for an IPv4-mapped GID, else the full IPv6 form.

@@ -1,5 +1,6 @@
 #include "hw/verbs/verbs_link.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,8 +13,10 @@ namespace hw {
 namespace {
 
 constexpr std::uint64_t kSendBit = 1ull << 63;  // wr_id of a send; wc.opcode is undefined on errors
-// Apple refuses LOCAL_WRITE alone (REFERENCE.md); these are what MLX's JACCL registers.
-constexpr int kMrAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+// SEND/RECV need LOCAL_WRITE only, but Apple refuses it alone (REFERENCE.md):
+// REMOTE_READ satisfies it and opens nothing, since UC has no RDMA READ.
+// No REMOTE_WRITE: UC does carry RDMA WRITEs, and no peer should place bytes here.
+constexpr int kMrAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
 constexpr int kPageBytes = 4096;
 
 const char* port_state_name(ibv_port_state s) {
@@ -59,11 +62,12 @@ void VerbsLink::release() {
   // Straight from RTS to destroy: macOS must not see a QP moved to ERR.
   if (qp_) api_.destroy_qp(qp_);
   if (cq_) api_.destroy_cq(cq_);
+  if (channel_) api_.destroy_comp_channel(channel_);
   if (mr_) api_.dereg_mr(mr_);
   if (pd_) api_.dealloc_pd(pd_);
   if (context_) api_.close_device(context_);
   std::free(frames_);
-  qp_ = nullptr, cq_ = nullptr, mr_ = nullptr, pd_ = nullptr, context_ = nullptr, frames_ = nullptr;
+  qp_ = nullptr, cq_ = nullptr, channel_ = nullptr, mr_ = nullptr, pd_ = nullptr, context_ = nullptr, frames_ = nullptr;
 }
 
 void VerbsLink::fail(const std::string& what) const {
@@ -82,6 +86,7 @@ void VerbsLink::find_active_port() {
     if (attr.state == IBV_PORT_ACTIVE) {
       port_ = static_cast<std::uint8_t>(p);
       mtu_ = attr.active_mtu;
+      local_.mtu = static_cast<std::uint8_t>(mtu_);
       local_.lid = attr.lid;
       return;
     }
@@ -114,7 +119,11 @@ void VerbsLink::create_queue_pair() {
   if (!(pd_ = api_.alloc_pd(context_))) fail("ibv_alloc_pd failed");
   if (!(mr_ = api_.reg_mr(pd_, frames_, bytes, kMrAccess)))
     fail(fmt::format("ibv_reg_mr of {} bytes failed: {}", bytes, std::strerror(errno)));
-  if (!(cq_ = api_.create_cq(context_, static_cast<int>(2 * options_.queue_depth)))) fail("ibv_create_cq failed");
+  // Idle waits sleep on the channel; non-blocking, so draining it never blocks.
+  if ((channel_ = api_.create_comp_channel(context_)) && fcntl(channel_->fd, F_SETFL, O_NONBLOCK) != 0)
+    fail("cannot make the completion channel non-blocking");
+  if (!(cq_ = api_.create_cq(context_, static_cast<int>(2 * options_.queue_depth), channel_)))
+    fail("ibv_create_cq failed");
   ibv_qp_init_attr init{};
   init.send_cq = cq_;
   init.recv_cq = cq_;
@@ -149,7 +158,7 @@ void VerbsLink::to_init() {
 void VerbsLink::to_rtr(const VerbsEndpoint& remote) {
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_RTR;
-  attr.path_mtu = mtu_;
+  attr.path_mtu = std::min(mtu_, static_cast<ibv_mtu>(remote.mtu));  // UC drops what the other end's MTU does not fit
   attr.dest_qp_num = remote.qpn;
   attr.rq_psn = remote.psn;
   attr.ah_attr.dlid = remote.lid;
@@ -237,6 +246,17 @@ int VerbsLink::poll(const std::function<void(std::span<const std::byte>)>& on_fr
     post_receive(slot);
   }
   return n;
+}
+
+int VerbsLink::arm() {
+  if (!channel_) return -1;
+  if (api_.req_notify_cq(cq_) != 0) fail("ibv_req_notify_cq failed");
+  return channel_->fd;
+}
+
+void VerbsLink::drain_events() {
+  ibv_cq* cq = nullptr;
+  while (channel_ && api_.get_cq_event(channel_, &cq) == 0) api_.ack_cq_events(cq, 1);
 }
 
 }  // namespace hw

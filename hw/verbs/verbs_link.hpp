@@ -52,6 +52,13 @@ class VerbsLink {
   // goes to `on_frame` and is posted again. Returns how many there were.
   int poll(const std::function<void(std::span<const std::byte>)>& on_frame);
 
+  // Asks for an event on the next completion and returns the fd that becomes
+  // readable then, or -1 when the device has no completion channel. Poll once
+  // more after arming: a completion that came before it raises no event.
+  int arm();
+  // Consumes the events of a readable channel fd.
+  void drain_events();
+
  private:
   void find_active_port();
   void find_ipv4_gid();
@@ -72,6 +79,7 @@ class VerbsLink {
   VerbsEndpoint local_;
   ibv_context* context_ = nullptr;
   ibv_pd* pd_ = nullptr;
+  ibv_comp_channel* channel_ = nullptr;
   ibv_cq* cq_ = nullptr;
   ibv_qp* qp_ = nullptr;
   ibv_mr* mr_ = nullptr;

@@ -1,6 +1,7 @@
 #include "hw/verbs/verbs_runtime.hpp"
 
 #include <fmt/format.h>
+#include <poll.h>
 
 #include <random>
 #include <stdexcept>
@@ -110,8 +111,30 @@ void VerbsRuntime::progress(Clock::time_point until, int src, int tag) {
       if (live(p)) moved |= step(p);
     if (src >= 0 && (inbox_.holds(src, tag) || !peers_[src].failure.empty())) return;
     if (Clock::now() >= until) return;
-    if (!moved) std::this_thread::yield();  // ranks may share cores
+    if (!moved) wait_for_completion(until);
   }
+}
+
+// A whole round moved nothing: sleep on the peers' completion channels rather
+// than spin a core a sleeping node (or a co-located rank) needs. Woken at the
+// latest every 100 ms for the stall check.
+void VerbsRuntime::wait_for_completion(Clock::time_point until) {
+  std::vector<pollfd> fds;
+  for (int p = 0; p < world_; ++p) {
+    if (!live(p)) continue;
+    const int fd = peers_[p].link->arm();
+    if (fd < 0) return std::this_thread::yield();  // no channels on this device: poll
+    fds.push_back({fd, POLLIN, 0});
+  }
+  for (int p = 0; p < world_; ++p)
+    if (live(p) && step(p)) return;  // it came before the arm
+  const auto wake = std::min(until, Clock::now() + std::chrono::milliseconds(100));
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - Clock::now()).count();
+  const timespec timeout{static_cast<time_t>(std::max<long long>(ns, 0) / 1000000000),
+                         static_cast<long>(std::max<long long>(ns, 0) % 1000000000)};
+  ppoll(fds.data(), fds.size(), &timeout, nullptr);
+  for (int p = 0; p < world_; ++p)
+    if (live(p)) peers_[p].link->drain_events();
 }
 
 // One round for one peer: reap completions, then send what credits allow.

@@ -66,6 +66,7 @@ class VerbsRuntime : public engine::Runtime {
   void connect_all(engine::Runtime& side_channel, VerbsApi& api);
   // Polls every live peer until `until` or, when `src` is given, a message from it with `tag`.
   void progress(Clock::time_point until, int src = -1, int tag = 0);
+  void wait_for_completion(Clock::time_point until);
   bool step(int peer);
   bool push(int peer);
   void on_frame(int peer, std::span<const std::byte> frame);

@@ -1,8 +1,9 @@
-// The engine's collectives and the tiny model over VerbsRuntime on a real RDMA device (a NIC, a
-// Thunderbolt port, or Soft-RoCE: `rdma link add rxe0 type rxe netdev IFACE`),
-// ranks as processes on this machine all using one device, compared bit for
-// bit with the same collectives over TCP. Skipped, with the reason, where
-// ibv_get_device_list returns nothing; MESHINFER_VERBS_DEVICE picks a device.
+// The engine's collectives and the tiny model over VerbsRuntime, ranks as
+// processes on this machine all using one device, compared bit for bit with
+// the same collectives over TCP. verbs_e2e_tests is linked against softrdma
+// (hw/softrdma) in place of libibverbs, so in CI the device is rdma_lo with
+// macOS's rules: UC only, frames up to 512 KiB. MESHINFER_VERBS_DEVICE picks
+// another device.
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
 
@@ -79,8 +80,7 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Worlds, VerbsEndToEnd,
                          testing::Values(Case{2, hw::QpType::kUC, 4096}, Case{4, hw::QpType::kUC, 4096},
-                                         Case{2, hw::QpType::kRC, 4096}, Case{4, hw::QpType::kRC, 4096},
-                                         Case{2, hw::QpType::kUC, 512 * 1024}),
+                                         Case{2, hw::QpType::kUC, 512 * 1024}, Case{4, hw::QpType::kUC, 512 * 1024}),
                          case_name);
 
 // The tiny model in tensor parallel: the same greedy token ids over

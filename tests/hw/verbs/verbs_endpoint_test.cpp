@@ -11,6 +11,7 @@ hw::VerbsEndpoint sample() {
   e.qpn = 0xabcdef;
   e.psn = 0x123456;
   e.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 7};
+  e.mtu = 5;
   return e;
 }
 
@@ -26,11 +27,15 @@ TEST(VerbsEndpoint, WireFormIsLittleEndianWhateverTheHost) {
   EXPECT_EQ(wire[2], std::byte{0xef});  // qpn 0xabcdef
   EXPECT_EQ(wire[4], std::byte{0xab});
   EXPECT_EQ(wire[25], std::byte{7});  // last byte of the gid
+  EXPECT_EQ(wire[26], std::byte{5});  // the MTU code
 }
 
 TEST(VerbsEndpoint, RefusesWrongLengthsAndOversizedNumbers) {
   std::vector<std::byte> wire = hw::serialize(sample());
-  EXPECT_THROW(hw::parse_endpoint(std::span(wire).first(25)), std::runtime_error);
+  EXPECT_THROW(hw::parse_endpoint(std::span(wire).first(26)), std::runtime_error);
+  wire[26] = std::byte{6};  // no such MTU
+  EXPECT_THROW(hw::parse_endpoint(wire), std::runtime_error);
+  wire[26] = std::byte{5};
   wire[5] = std::byte{1};  // qpn's top byte: beyond 24 bits
   EXPECT_THROW(hw::parse_endpoint(wire), std::runtime_error);
   hw::VerbsEndpoint big = sample();

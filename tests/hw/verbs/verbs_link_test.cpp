@@ -73,8 +73,16 @@ class Recorder : public hw::VerbsApi {
   }
   ibv_pd* alloc_pd(ibv_context*) override { return log("alloc_pd"), &pd_; }
   int dealloc_pd(ibv_pd*) override { return log("dealloc_pd"); }
-  ibv_cq* create_cq(ibv_context*, int entries) override { return log(fmt::format("create_cq {}", entries)), &cq_; }
+  // No completion channel: the link polls, as it must on a device without one.
+  ibv_comp_channel* create_comp_channel(ibv_context*) override { return log("create_comp_channel"), nullptr; }
+  int destroy_comp_channel(ibv_comp_channel*) override { return log("destroy_comp_channel"); }
+  ibv_cq* create_cq(ibv_context*, int entries, ibv_comp_channel*) override {
+    return log(fmt::format("create_cq {}", entries)), &cq_;
+  }
   int destroy_cq(ibv_cq*) override { return log("destroy_cq"); }
+  int req_notify_cq(ibv_cq*) override { return log("req_notify_cq"); }
+  int get_cq_event(ibv_comp_channel*, ibv_cq**) override { return -1; }
+  void ack_cq_events(ibv_cq*, unsigned int) override {}
   ibv_qp* create_qp(ibv_pd*, ibv_qp_init_attr* a) override {
     qp_init = *a;
     qp_.qp_num = 0x4242;
@@ -140,6 +148,7 @@ hw::VerbsEndpoint remote() {
   e.qpn = 0x99;
   e.psn = 0x777;
   e.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 3};
+  e.mtu = IBV_MTU_4096;
   return e;
 }
 
@@ -170,6 +179,7 @@ TEST(VerbsLink, SetsUpConnectsAndTearsDownInTheVerbsOrder) {
                                           "query_gid 2 2",
                                           "alloc_pd",
                                           "reg_mr",
+                                          "create_comp_channel",
                                           "create_cq 8",
                                           "create_qp UC",
                                           "modify_qp INIT",
@@ -203,8 +213,19 @@ TEST(VerbsLink, UsesTheActivePortTheIpv4GidAndThePeersEndpoint) {
   // Apple refuses memory registered with LOCAL_WRITE alone.
   EXPECT_NE(api.mr_access, IBV_ACCESS_LOCAL_WRITE);
   EXPECT_TRUE(api.mr_access & IBV_ACCESS_LOCAL_WRITE);
-  EXPECT_EQ(api.qp_init.cap.max_recv_wr, 4u);  // queue depth counts frames
-  EXPECT_EQ(api.qp_init.sq_sig_all, 1);        // every send completion is checked
+  EXPECT_FALSE(api.mr_access & IBV_ACCESS_REMOTE_WRITE);  // SEND/RECV needs no peer writing here
+  EXPECT_EQ(api.qp_init.cap.max_recv_wr, 4u);             // queue depth counts frames
+  EXPECT_EQ(api.qp_init.sq_sig_all, 1);                   // every send completion is checked
+}
+
+TEST(VerbsLink, ConnectsAtTheSmallerOfTheTwoPortsMtus) {
+  Recorder api;  // our port: 4096
+  hw::VerbsLink link(api, "rdma_en3", "r", options(), 1);
+  EXPECT_EQ(link.local().mtu, IBV_MTU_4096);
+  hw::VerbsEndpoint peer = remote();
+  peer.mtu = IBV_MTU_1024;
+  link.connect(peer);
+  EXPECT_EQ(api.attrs["RTR"].path_mtu, IBV_MTU_1024);
 }
 
 TEST(VerbsLink, UcCarriesNoReliableConnectionAttributes) {

@@ -1,0 +1,24 @@
+// softrdma's settings, read once from the environment, and how it says no.
+//   SOFTRDMA_MAX_FRAME  largest SEND in bytes: 4096 (macOS 26.2, the default) up to 524288 (26.3)
+//   SOFTRDMA_ALLOW      comma list lifting macOS refusals that rdma-core's own examples trip:
+//                       recv-before-rts, local-write-mr (ibv_uc_pingpong needs both)
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace softrdma {
+
+struct Config {
+  std::size_t max_frame = 4096;
+  bool allow_recv_before_rts = false;
+  bool allow_local_write_mr = false;
+  std::string error;  // non-empty when the environment is malformed; no device is listed then
+};
+
+const Config& config();
+
+// Prints "softrdma: CALL refused: WHY" to stderr, sets errno to `err` and returns it.
+int refuse(const char* call, int err, const std::string& why);
+
+}  // namespace softrdma

@@ -1,0 +1,86 @@
+// Unmodified Debian clients (ibverbs-utils) run on softrdma preloaded in place
+// of libibverbs, as a user rehearses on Linux what Apple's stack will do.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "support/child_process.hpp"
+
+namespace {
+
+using testsupport::ChildProcess;
+
+// argv run under `env` with softrdma preloaded and `settings` (NAME=VALUE) set.
+std::vector<std::string> preloaded(std::vector<std::string> settings, const std::vector<std::string>& argv) {
+  settings.insert(settings.begin(), {"/usr/bin/env", std::string("LD_PRELOAD=") + SOFTRDMA_LIBRARY});
+  settings.insert(settings.end(), argv.begin(), argv.end());
+  return settings;
+}
+
+// A TCP port free right now, for ibv_uc_pingpong's side channel.
+std::string free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return std::to_string(ntohs(a.sin_port));
+}
+
+TEST(DebianClients, IbvDevicesListsRdmaLo) {
+  ChildProcess p(preloaded({}, {"ibv_devices"}));
+  ASSERT_EQ(p.wait(30), 0) << p.output();
+  EXPECT_NE(p.output().find("rdma_lo"), std::string::npos) << p.output();
+}
+
+TEST(DebianClients, IbvDevinfoShowsAnActiveEthernetPortWithTheIpv4MappedGid) {
+  ChildProcess p(preloaded({}, {"ibv_devinfo", "-v", "-d", "rdma_lo"}));
+  ASSERT_EQ(p.wait(30), 0) << p.output();
+  for (const char* want :
+       {"PORT_ACTIVE", "link_layer:\t\tEthernet", "::ffff:127.0.0.1, RoCE v2", "board_id:\t\t\tsoftrdma"})
+    EXPECT_NE(p.output().find(want), std::string::npos) << want << " in\n" << p.output();
+}
+
+// ibv_uc_pingpong posts receives in INIT and registers LOCAL_WRITE alone: macOS
+// refuses both, and so does softrdma until SOFTRDMA_ALLOW lifts them.
+TEST(DebianClients, IbvUcPingpongIsRefusedAsOnMacOs) {
+  ChildProcess server(preloaded({}, {"ibv_uc_pingpong", "-d", "rdma_lo", "-g", "1", "-p", free_port()}));
+  EXPECT_NE(server.wait(30), 0);
+  EXPECT_NE(server.output().find("LOCAL_WRITE alone"), std::string::npos) << server.output();
+}
+
+class UcPingpong : public testing::TestWithParam<bool> {};  // with completion events (-e) or polling
+
+TEST_P(UcPingpong, PassesBetweenTwoProcessesOnLoopback) {
+  const std::vector<std::string> allow = {"SOFTRDMA_ALLOW=recv-before-rts,local-write-mr"};
+  std::vector<std::string> args = {"ibv_uc_pingpong", "-d", "rdma_lo", "-g", "1", "-n", "500", "-c", "-p", free_port()};
+  if (GetParam()) args.push_back("-e");
+  ChildProcess server(preloaded(allow, args));
+  args.push_back("127.0.0.1");
+  // A client that comes before the server listens tries again.
+  for (int attempt = 0;; ++attempt) {
+    ChildProcess client(preloaded(allow, args));
+    const int code = client.wait(60);
+    if (code != 0 && attempt < 5 && client.output().find("Couldn't connect") != std::string::npos) {
+      usleep(200 * 1000);
+      continue;
+    }
+    ASSERT_EQ(code, 0) << client.output();
+    EXPECT_NE(client.output().find("500 iters"), std::string::npos) << client.output();
+    break;
+  }
+  ASSERT_EQ(server.wait(60), 0) << server.output();
+  EXPECT_NE(server.output().find("500 iters"), std::string::npos) << server.output();
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, UcPingpong, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& i) { return i.param ? "Events" : "Polling"; });
+
+}  // namespace
