@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   cli::add_launch_command(app, status);
   cli::add_probe_command(app, status);
   cli::add_make_model_command(app, status);
+  cli::add_compare_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -179,6 +179,26 @@ ordered_json links_json(const Scenario& s, const Catalog& catalog, const RunResu
   return links;
 }
 
+// Every link card the run used, by its figures: which card a run was judged
+// on (a probed one, or the catalog's) travels with its report.
+ordered_json link_cards_json(const Scenario& s, const Catalog& catalog) {
+  std::vector<std::string> names;
+  for (const Cable& c : s.fabric.cables) names.push_back(c.link);
+  if (s.fabric.secondary_link) names.push_back(*s.fabric.secondary_link);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  ordered_json cards = ordered_json::array();
+  for (const std::string& name : names) {
+    const LinkCard& l = catalog.link(name);
+    cards.push_back({{"name", l.name},
+                     {"bandwidth_gbps", l.bandwidth * 8 / kGB},
+                     {"latency_us", l.latency_s * 1e6},
+                     {"per_message_overhead_us", l.per_message_overhead_s * 1e6},
+                     {"frame_bytes", l.frame_bytes}});
+  }
+  return cards;
+}
+
 ordered_json requests_json(const RunResult& r) {
   ordered_json requests = ordered_json::array();
   for (const RequestRecord& rec : r.requests) {
@@ -220,12 +240,17 @@ ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan&
                         {"model", s.model},
                         {"quant", s.quant},
                         {"parallelism", to_string(s.parallelism)},
-                        {"profile", profile_name}};
+                        {"profile", profile_name},
+                        {"recovery",
+                         {{"policy", to_string(s.recovery)},
+                          {"heartbeat_s", s.heartbeat_s},
+                          {"heartbeat_timeout_s", s.heartbeat_timeout_s}}}};
   report["build"] = {{"version", kVersion}, {"git", MESHINFER_GIT}};
   report["plan"] = plan_json(plan);
   report["summary"] = summary_json(r);
   report["nodes"] = nodes_json(s, r);
   report["links"] = links_json(s, catalog, r);
+  report["link_cards"] = link_cards_json(s, catalog);
   report["requests"] = requests_json(r);
   report["timeline"] = timeline_json(s, catalog, r);
   report["distributions"] = distributions_json(r);

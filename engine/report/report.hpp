@@ -6,7 +6,8 @@
 //
 // report.json, keys in this order:
 //   schema        "meshinfer.report/1"
-//   scenario      {name, file, description, seed, model, quant, parallelism, profile}
+//   scenario      {name, file, description, seed, model, quant, parallelism, profile,
+//                  recovery: {policy, heartbeat_s, heartbeat_timeout_s}}
 //   build         {version, git}
 //   plan          {strategy, kv_capacity_tokens, nodes: [{rank, node, hardware,
 //                  layers: [first, last] (inclusive), heads, kv_heads, ffn_fraction,
@@ -19,6 +20,8 @@
 //   nodes         [{rank, name, hardware, compute_s, comm_s, idle_s, utilization,
 //                   bytes_sent, messages_sent, error}]
 //   links         [{a, b, link, bytes_a_to_b, bytes_b_to_a, utilization}]
+//   link_cards    [{name, bandwidth_gbps, latency_us, per_message_overhead_us, frame_bytes}]
+//                  every link card the run used (cables and secondary network), by name
 //   requests      [{id, prompt_tokens, output_tokens, arrival_s, first_token_s,
 //                   finish_s, ttft_s, tokens, tries, status, error, output_ids}]  (null:
 //                   never happened; tries: the client's sends of the id, >1 after a

@@ -100,11 +100,22 @@ TEST(Report, TopLevelKeysInAFixedOrder) {
   std::vector<std::string> keys;
   for (const auto& [k, _] : rep.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"schema", "scenario", "build", "plan", "summary", "nodes", "links",
-                                            "requests", "timeline", "distributions", "events", "phases", "faults",
-                                            "invariants", "expectations"}));
+                                            "link_cards", "requests", "timeline", "distributions", "events", "phases",
+                                            "faults", "invariants", "expectations"}));
   EXPECT_EQ(rep["schema"], "meshinfer.report/1");
   EXPECT_EQ(rep["scenario"]["seed"], 7);
   EXPECT_EQ(rep["build"]["git"], MESHINFER_GIT);
+}
+
+// A report says which card its timings came from: a probed card's figures differ from the catalog's.
+TEST(Report, LinkCardsRecordTheFiguresOfEveryCardTheRunUsed) {
+  const auto rep = report();
+  const LinkCard& card = Catalog::builtin().link("tb5-rdma");
+  ASSERT_EQ(rep["link_cards"].size(), 1u);
+  EXPECT_EQ(rep["link_cards"][0]["name"], "tb5-rdma");
+  EXPECT_DOUBLE_EQ(rep["link_cards"][0]["bandwidth_gbps"].get<double>(), card.bandwidth * 8 / 1e9);
+  EXPECT_DOUBLE_EQ(rep["link_cards"][0]["latency_us"].get<double>(), card.latency_s * 1e6);
+  EXPECT_EQ(rep["scenario"]["recovery"]["policy"], "fail-stop");
 }
 
 TEST(Report, SummaryFromStepsAndRequests) {
