@@ -11,6 +11,7 @@
 #include "engine/measurements.hpp"
 #include "sim/studies/calibration_fit.hpp"
 #include "sim/studies/calibration_report.hpp"
+#include "sim/studies/cross_validation.hpp"
 
 namespace cli {
 
@@ -22,6 +23,7 @@ struct CalibrateOptions {
   std::string out;
   std::string report;
   bool no_fit = false;
+  bool cross_validate = false;
   int max_evaluations = 200;
 };
 
@@ -65,6 +67,16 @@ void calibrate_stack(const CalibrateOptions& o, const engine::Measurements& m, c
   print_rows(rows, sim::simulate_rows(rows, m.cluster, catalog, profile));
 }
 
+void print_cross_validation(const std::string& stack, const std::vector<sim::CrossValidatedRow>& rows) {
+  fmt::print("{}: leave one model out (fit on the other models' rows, predict this model's)\n", stack);
+  for (const auto& r : rows)
+    fmt::print("  {:<66} published {:>8.2f}  in-sample {:>+6.1f}%  held out {:>8.2f} {:>+6.1f}%\n", r.row.label(),
+               r.row.published, 100 * r.in_sample_error(), r.held_out, 100 * r.held_out_error());
+  const auto in = sim::in_sample_summary(rows), out = sim::held_out_summary(rows);
+  fmt::print("  mean absolute error: in-sample {:.1f}%, held out {:.1f}%; worst held out {:.1f}% ({})\n",
+             100 * in.mean_abs, 100 * out.mean_abs, 100 * out.worst, out.worst_row);
+}
+
 int calibrate(const CalibrateOptions& o) {
   const auto m = engine::load_measurements(o.measurements);
   std::set<std::string> stacks;
@@ -76,8 +88,18 @@ int calibrate(const CalibrateOptions& o) {
   if (!o.out.empty() && stacks.size() != 1)
     throw engine::InputError(o.out, "", "--out needs --profile: one file per stack");
   for (const auto& stack : stacks) calibrate_stack(o, m, stack);
+  sim::CrossValidation cv;
+  if (o.cross_validate || !o.report.empty()) {
+    const auto& catalog = engine::Catalog::builtin();
+    for (const auto& stack : stacks) {
+      const auto parameters = engine::fit_parameters(catalog.dir() + "/profiles/" + stack + ".json");
+      const auto profile = engine::StackCard::load(catalog.dir(), stack);
+      cv[stack] = sim::cross_validate(rows_of(m, stack), m.cluster, catalog, profile, parameters, o.max_evaluations);
+      print_cross_validation(stack, cv[stack]);
+    }
+  }
   if (!o.report.empty()) {
-    sim::write_calibration_report(m, o.measurements, engine::Catalog::builtin(), o.report);
+    sim::write_calibration_report(m, o.measurements, engine::Catalog::builtin(), cv, o.report);
     fmt::print("wrote {}\n", o.report);
   }
   return 0;
@@ -94,6 +116,8 @@ void add_calibrate_command(CLI::App& app, int& status) {
   cmd->add_option("--out", o->out, "write the fitted profile here (default: the catalog's profile file)");
   cmd->add_option("--report", o->report, "also write the calibration report (markdown) here");
   cmd->add_flag("--no-fit", o->no_fit, "only simulate the rows with the profiles as they are");
+  cmd->add_flag("--cross-validate", o->cross_validate,
+                "leave one model out at a time: fit the other models' rows, predict its rows (--report does this too)");
   cmd->add_option("--max-evaluations", o->max_evaluations, "objective evaluations per fit")->check(CLI::PositiveNumber);
   cmd->callback([o, &status] { status = calibrate(*o); });
 }

@@ -36,7 +36,9 @@ CalibrationRow parse_row(const JsonValue& v, bool prefill) {
   }
   r.nodes = o.req<int>("nodes", kOne);
   r.prefill = prefill;
-  if (prefill) r.prompt_tokens = o.req<int>("prompt_tokens", kOne);
+  r.prompt_tokens =
+      prefill ? o.req<int>("prompt_tokens", kOne) : o.opt<int>("prompt_tokens", kDecodePromptTokens, kOne);
+  r.source = o.req<std::string>("source");
   // A prefill published as a duration is converted to tokens/s.
   const auto seconds = prefill ? o.find("seconds") : std::nullopt;
   r.published = seconds ? r.prompt_tokens / seconds->as<double>(kPositive) : o.req<double>("tokens_per_s", kPositive);
@@ -46,15 +48,18 @@ CalibrationRow parse_row(const JsonValue& v, bool prefill) {
 }  // namespace
 
 std::string CalibrationRow::label() const {
-  return fmt::format("{} {}{} {} x{} ({})", model, quant, quant_uncertain ? "?" : "",
-                     prefill ? fmt::format("prefill {}", prompt_tokens) : std::string("decode"), nodes, system);
+  const std::string what = prefill                                ? fmt::format("prefill {}", prompt_tokens)
+                           : prompt_tokens == kDecodePromptTokens ? std::string("decode")
+                                                                  : fmt::format("decode after {}", prompt_tokens);
+  return fmt::format("{} {}{} {} x{} ({})", model, quant, quant_uncertain ? "?" : "", what, nodes, system);
 }
 
 std::string stack_of(const std::string& system) {
-  if (system == "exo-tensor-rdma" || system == "exo-mlx") return "exo-tensor-rdma";
+  if (system == "exo-tensor-rdma" || system == "exo-mlx" || system == "mlx-lm-local") return "exo-tensor-rdma";
   if (system == "llamacpp-rpc-tcp" || system == "llamacpp-local") return "llamacpp-rpc-tcp";
-  throw InputError(
-      "", "", unknown_name("system", system, {"exo-tensor-rdma", "exo-mlx", "llamacpp-rpc-tcp", "llamacpp-local"}));
+  throw InputError("", "",
+                   unknown_name("system", system,
+                                {"exo-tensor-rdma", "exo-mlx", "mlx-lm-local", "llamacpp-rpc-tcp", "llamacpp-local"}));
 }
 
 StackSetup stack_setup(const std::string& stack) {
@@ -93,7 +98,7 @@ Scenario row_scenario(const CalibrationRow& row, const std::vector<std::string>&
     for (int b = a + 1; b < row.nodes; ++b) s.fabric.cables.push_back({a, b, 0, 0, s.fabric.link});
   Workload& w = s.workload;
   w.requests = 1;
-  const int prompt = row.prefill ? row.prompt_tokens : kDecodePromptTokens;
+  const int prompt = row.prompt_tokens;
   const int output = row.prefill ? 1 : kDecodeOutputTokens;
   w.prompt_tokens = Distribution{"fixed", double(prompt), double(prompt), double(prompt)};
   w.output_tokens = Distribution{"fixed", double(output), double(output), double(output)};

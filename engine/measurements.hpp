@@ -11,17 +11,22 @@
 
 namespace engine {
 
+// Decode tokens generated per decode row, and its default prompt (the first comes from the prefill step).
+inline constexpr int kDecodeOutputTokens = 32;
+inline constexpr int kDecodePromptTokens = 32;
+
 // One row to simulate: a published measurement, or a prediction (published 0).
 struct CalibrationRow {
   std::string model;
   std::string quant;             // as simulated
   bool quant_uncertain = false;  // published as "q4_k_m?": simulated as q4_k_m
-  std::string system;            // as published: exo-tensor-rdma, llamacpp-rpc-tcp, llamacpp-local, exo-mlx
-  std::string stack;             // the profile that models it
+  std::string system;  // as published: exo-tensor-rdma, exo-mlx, mlx-lm-local, llamacpp-rpc-tcp, llamacpp-local
+  std::string stack;   // the profile that models it
   int nodes = 1;
-  bool prefill = false;   // false: batch-1 decode
-  int prompt_tokens = 0;  // prefill rows
-  double published = 0;   // tokens/s; 0 when not measured
+  bool prefill = false;                     // false: batch-1 decode
+  int prompt_tokens = kDecodePromptTokens;  // prefill: the prompt; decode: the context before the decode
+  double published = 0;                     // tokens/s; 0 when not measured
+  std::string source;                       // where the figure was published
 
   std::string label() const;  // "qwen3-235b-a22b 8bit decode x2 (exo-tensor-rdma)"
 };
@@ -35,8 +40,9 @@ struct Measurements {
 Measurements load_measurements(const std::string& file);
 
 // The profile that models a published system: exo's MLX (exo-tensor-rdma,
-// exo-mlx) or llama.cpp (llamacpp-rpc-tcp, llamacpp-local: same software on
-// the same hardware). Throws InputError for an unknown system.
+// exo-mlx, mlx-lm-local: the same MLX kernels) or llama.cpp (llamacpp-rpc-tcp,
+// llamacpp-local: same software on the same hardware). Throws InputError for an
+// unknown system.
 std::string stack_of(const std::string& system);
 
 // How a stack runs: its link and its plan.
@@ -47,13 +53,9 @@ struct StackSetup {
 StackSetup stack_setup(const std::string& stack);
 
 // The scenario of a row on the first `row.nodes` of `cluster`, over a full mesh of
-// `link` (empty: the stack's): a batch-1 decode after a short prompt, or one request
-// of prompt_tokens producing a single token.
+// `link` (empty: the stack's): a batch-1 decode after its prompt (a short one by
+// default), or one request of prompt_tokens producing a single token.
 Scenario row_scenario(const CalibrationRow& row, const std::vector<std::string>& cluster, const std::string& link = "");
-
-// Decode tokens generated per decode row (the first comes from the prefill step).
-inline constexpr int kDecodeOutputTokens = 32;
-inline constexpr int kDecodePromptTokens = 32;
 
 // A profile parameter the fit may move: {"value", "unit", "fit": [lower, upper]}
 // in the profile file, bounds in the file's unit.

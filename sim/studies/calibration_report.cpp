@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -68,29 +68,38 @@ std::string breakdown_table(const std::string& title, const RowRun& run) {
   return out;
 }
 
-// Published vs simulated, one table per stack, and each stack's mean absolute error.
-std::string fitted_section(const Context& c) {
-  std::vector<std::string> breakdowns;
-  std::string out = "## Published vs simulated (the rows the profiles were fitted to)\n";
+// Published vs simulated, one table per stack: in-sample (the committed profile,
+// fitted to every row) beside held out (fitted without the row's model), and sources.
+std::string fitted_section(const Context& c, const CrossValidation& cv) {
+  std::vector<std::string> breakdowns, sources;
+  std::string out =
+      "## Published vs simulated: in-sample and leave one model out\n\nIn-sample: the committed profile (the last "
+      "fit of `scripts/calibration-report` to its stack's rows); it says how well the model can fit, not how well it "
+      "predicts. Held out: the profile fitted "
+      "again to the other models' rows only (from the middle of every parameter's bounds), then run on this model's "
+      "rows, one model at a time (`meshinfer calibrate scenarios/calibration/published.json --no-fit "
+      "--cross-validate`). The held-out error is what to expect on a model the calibration has not seen.\n";
   for (const char* stack : kStacks) {
-    std::vector<const CalibrationRow*> rows;
-    for (const auto& r : c.m.rows)
-      if (r.stack == stack) rows.push_back(&r);
-    if (rows.empty()) continue;
-    out += fmt::format("\n### {}\n\n| row | published (tok/s) | simulated (tok/s) | error |\n|---|---:|---:|---:|\n",
-                       stack);
-    double sum = 0;
-    for (const CalibrationRow* r : rows) {
-      const RowRun run = c.run(*r);
-      if (!run.refusal.empty()) throw std::runtime_error(r->label() + ": " + run.refusal);
-      const double e = engine::relative_error(run.tokens_per_s, r->published);
-      sum += std::abs(e);
-      out += fmt::format("| {} | {:.2f} | {:.2f} | {} |\n", r->label(), r->published, run.tokens_per_s, pct(e));
-      if (r->nodes > 1 && !r->prefill) breakdowns.push_back(breakdown_table(r->label(), run));
+    if (!cv.count(stack)) continue;
+    out += fmt::format(
+        "\n### {}\n\n| row | published (tok/s) | in-sample (tok/s) | error | held out (tok/s) | error | source "
+        "|\n|---|---:|---:|---:|---:|---:|---|\n",
+        stack);
+    for (const auto& r : cv.at(stack)) {
+      auto at = std::find(sources.begin(), sources.end(), r.row.source);
+      if (at == sources.end()) at = sources.insert(at, r.row.source);
+      out += fmt::format("| {} | {:.2f} | {:.2f} | {} | {:.2f} | {} | [{}] |\n", r.row.label(), r.row.published,
+                         r.in_sample, pct(r.in_sample_error()), r.held_out, pct(r.held_out_error()),
+                         at - sources.begin() + 1);
+      if (r.row.nodes > 1 && !r.row.prefill) breakdowns.push_back(breakdown_table(r.row.label(), c.run(r.row)));
     }
-    out += fmt::format("\n**Mean absolute error, {}: {:.1f}%** over {} rows.\n", stack, 100 * sum / rows.size(),
-                       rows.size());
+    const auto in = in_sample_summary(cv.at(stack)), held = held_out_summary(cv.at(stack));
+    out += fmt::format(
+        "\n**{}, {} rows: mean absolute error {:.1f}% in-sample, {:.1f}% held out; worst held out {:.1f}% ({}).**\n",
+        stack, cv.at(stack).size(), 100 * in.mean_abs, 100 * held.mean_abs, 100 * held.worst, held.worst_row);
   }
+  out += "\nSources:\n\n";
+  for (std::size_t i = 0; i < sources.size(); ++i) out += fmt::format("{}. {}\n", i + 1, sources[i]);
   return out + breakdown_section(breakdowns);
 }
 
@@ -310,8 +319,11 @@ std::string header(const std::string& measurements_file) {
       "`tb5-rdma` with tensor parallel for exo, or `tb5-tcp` with llama.cpp's RPC pipeline (every stage boundary "
       "through the client, a command round trip per stage) for llama.cpp. A decode row is one request, a "
       "{1}-token prompt then {2} tokens, measured over the decode steps; a prefill row is one request of its prompt "
-      "length producing one token, in 512-token chunks. exo-mlx (prefill on one node) uses the exo profile: the same "
-      "MLX kernels. llamacpp-local rows use the llama.cpp profile: the same software on the same hardware. "
+      "length producing one token, in 512-token chunks. exo-mlx (prefill on one node) and mlx-lm-local (Kimi K2.6 on "
+      "one node; its decode rows decode after their 1,024-token prompt) use the exo profile: the same MLX kernels. "
+      "The Kimi K2.6 quantizations are mixed (routed experts mostly 3-bit, important layers 8-bit or bf16) and are "
+      "simulated at their published average bits per weight on every weight. llamacpp-local rows use the llama.cpp "
+      "profile: the same software on the same hardware. "
       "The llama.cpp Qwen3 rows are published as \"q4_k_m?\": the quantization is uncertain and is simulated as "
       "q4_k_m (4.82 bits a weight).\n\n",
       measurements_file, engine::kDecodePromptTokens, engine::kDecodeOutputTokens);
@@ -320,10 +332,10 @@ std::string header(const std::string& measurements_file) {
 }  // namespace
 
 void write_calibration_report(const engine::Measurements& m, const std::string& measurements_file,
-                              const engine::Catalog& catalog, const std::string& out) {
+                              const engine::Catalog& catalog, const CrossValidation& cv, const std::string& out) {
   Context c{m, catalog, {}};
   for (const char* stack : kStacks) c.profiles.emplace(stack, engine::StackCard::load(catalog.dir(), stack));
-  const std::string text = header(measurements_file) + fitted_section(c) + parameters_section(c) +
+  const std::string text = header(measurements_file) + fitted_section(c, cv) + parameters_section(c) +
                            predictions_section(c) + why_section(c) + sensitivity_section(c);
   std::ofstream o(out);
   if (!(o << text)) throw std::runtime_error("cannot write " + out);

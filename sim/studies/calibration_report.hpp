@@ -6,11 +6,13 @@
 
 #include "engine/catalog.hpp"
 #include "engine/measurements.hpp"
+#include "sim/studies/cross_validation.hpp"
 
 namespace sim {
 
-// Simulates with the catalog's committed profiles and writes the report to `out`.
+// Simulates with the catalog's committed profiles and writes the report to `out`,
+// with `cv` (every stack of `m`) beside the in-sample figures.
 void write_calibration_report(const engine::Measurements& m, const std::string& measurements_file,
-                              const engine::Catalog& catalog, const std::string& out);
+                              const engine::Catalog& catalog, const CrossValidation& cv, const std::string& out);
 
 }  // namespace sim

@@ -199,13 +199,14 @@ TEST(CatalogCards, EveryModelHasItsQuantizations) {
       {"deepseek-v3.1", {"bf16", "8bit", "4bit", "q4_k_m"}},
       {"deepseek-r1-671b", {"bf16", "8bit", "4bit", "q4_k_m"}},
       {"kimi-k2-thinking", {"int4"}},
+      {"kimi-k2.6", {"mlx-mixed-3.578bpw", "mlx-mixed-3.331bpw"}},
       {"llama-3.3-70b", {"bf16", "8bit", "4bit", "q4_k_m"}},
       {"llama-3.1-405b", {"bf16", "8bit", "4bit", "q4_k_m"}},
       {"llama-3.1-8b", {"bf16", "fp16", "8bit", "4bit", "q4_k_m"}},
       {"llama-3.2-3b", {"bf16", "fp16", "8bit", "4bit", "q4_k_m"}},
   };
-  const std::map<std::string, double> bits = {
-      {"bf16", 16}, {"fp16", 16}, {"8bit", 8.5}, {"4bit", 4.5}, {"q4_k_m", 4.82}};
+  const std::map<std::string, double> bits = {{"bf16", 16},  {"fp16", 16},     {"8bit", 8.5},
+                                              {"4bit", 4.5}, {"q4_k_m", 4.82}, {"mlx-mixed-3.578bpw", 3.578}};
   for (const auto& [name, quants] : expected) {
     const ModelCard& m = cat().model(name);
     for (const std::string& q : quants) {

@@ -19,19 +19,45 @@ std::string write_temp(const std::string& name, const std::string& text) {
 
 constexpr const char* kMeasurements = R"({
   "cluster": {"nodes": ["m3-ultra-512gb", "m3-ultra-512gb", "m3-ultra-256gb", "m3-ultra-256gb"]},
-  "decode": [{"model": "qwen3-235b-a22b", "quant": "q4_k_m?", "system": "llamacpp-rpc-tcp", "nodes": 4, "tokens_per_s": 15.2}],
-  "prefill": [{"model": "llama-3.1-8b", "quant": "fp16", "system": "exo-mlx", "nodes": 1, "prompt_tokens": 8192, "seconds": 5.57}]
+  "decode": [{"model": "qwen3-235b-a22b", "quant": "q4_k_m?", "system": "llamacpp-rpc-tcp", "nodes": 4, "tokens_per_s": 15.2, "source": "a"},
+             {"model": "kimi-k2.6", "quant": "mlx-mixed-3.331bpw", "system": "mlx-lm-local", "nodes": 1, "prompt_tokens": 1024, "tokens_per_s": 21.4, "source": "c"}],
+  "prefill": [{"model": "llama-3.1-8b", "quant": "fp16", "system": "exo-mlx", "nodes": 1, "prompt_tokens": 8192, "seconds": 5.57, "source": "b"}]
 })";
 
 TEST(CalibrationRows, UncertainQuantIsSimulatedAsNamedAndDurationsBecomeRates) {
   const auto m = engine::load_measurements(write_temp("calibration_rows.json", kMeasurements));
-  ASSERT_EQ(m.rows.size(), 2u);
+  ASSERT_EQ(m.rows.size(), 3u);
   EXPECT_EQ(m.rows[0].quant, "q4_k_m");
   EXPECT_TRUE(m.rows[0].quant_uncertain);
   EXPECT_EQ(m.rows[0].stack, "llamacpp-rpc-tcp");
-  EXPECT_TRUE(m.rows[1].prefill);
-  EXPECT_EQ(m.rows[1].stack, "exo-tensor-rdma");
-  EXPECT_NEAR(m.rows[1].published, 8192 / 5.57, 1e-9);
+  EXPECT_EQ(m.rows[0].source, "a");
+  EXPECT_TRUE(m.rows[2].prefill);
+  EXPECT_EQ(m.rows[2].stack, "exo-tensor-rdma");
+  EXPECT_NEAR(m.rows[2].published, 8192 / 5.57, 1e-9);
+}
+
+// mlx_lm.benchmark decodes after a long prompt: the row's scenario does too, on the MLX profile.
+TEST(CalibrationRows, DecodeRowWithAPromptDecodesAfterItOnTheMlxProfile) {
+  const auto m = engine::load_measurements(write_temp("calibration_rows.json", kMeasurements));
+  EXPECT_EQ(m.rows[0].prompt_tokens, engine::kDecodePromptTokens);
+  const auto& kimi = m.rows[1];
+  EXPECT_FALSE(kimi.prefill);
+  EXPECT_EQ(kimi.stack, "exo-tensor-rdma");
+  EXPECT_EQ(kimi.label(), "kimi-k2.6 mlx-mixed-3.331bpw decode after 1024 x1 (mlx-lm-local)");
+  const auto s = engine::row_scenario(kimi, m.cluster);
+  EXPECT_EQ(s.workload.prompt_tokens.value, 1024);
+  EXPECT_EQ(s.workload.output_tokens.value, engine::kDecodeOutputTokens);
+}
+
+TEST(CalibrationRows, RowWithoutASourceIsRefusedWithItsPath) {
+  const auto file = write_temp("calibration_nosource.json", R"({"cluster": {"nodes": ["m3-ultra-512gb"]}, "prefill": [],
+    "decode": [{"model": "x", "quant": "8bit", "system": "exo-mlx", "nodes": 1, "tokens_per_s": 1}]})");
+  try {
+    engine::load_measurements(file);
+    FAIL() << "accepted a row without a source";
+  } catch (const engine::InputError& e) {
+    EXPECT_EQ(e.json_path(), "/decode/0/source");
+  }
 }
 
 TEST(CalibrationRows, ScenarioRunsOnTheFirstNodesOverTheStacksLinkAndPlan) {
@@ -43,7 +69,7 @@ TEST(CalibrationRows, ScenarioRunsOnTheFirstNodesOverTheStacksLinkAndPlan) {
   EXPECT_EQ(s.fabric.cables.size(), 6u);
   EXPECT_EQ(s.parallelism, engine::Strategy::kPipeline);
   EXPECT_EQ(s.workload.output_tokens.value, engine::kDecodeOutputTokens);
-  const auto p = engine::row_scenario(m.rows[1], m.cluster);
+  const auto p = engine::row_scenario(m.rows[2], m.cluster);
   EXPECT_EQ(p.fabric.link, "tb5-rdma");
   EXPECT_EQ(p.parallelism, engine::Strategy::kTensor);
   EXPECT_EQ(p.workload.prompt_tokens.value, 8192);

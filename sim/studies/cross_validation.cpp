@@ -1,0 +1,67 @@
+#include "sim/studies/cross_validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "sim/studies/calibration_fit.hpp"
+
+namespace sim {
+
+namespace {
+
+std::vector<std::string> models_in_order(const std::vector<engine::CalibrationRow>& rows) {
+  std::vector<std::string> models;
+  for (const auto& r : rows)
+    if (std::find(models.begin(), models.end(), r.model) == models.end()) models.push_back(r.model);
+  return models;
+}
+
+ErrorSummary summary(const std::vector<CrossValidatedRow>& rows, double (CrossValidatedRow::*error)() const) {
+  ErrorSummary s;
+  for (const auto& r : rows) {
+    const double e = std::abs((r.*error)());
+    s.mean_abs += e / rows.size();
+    if (e >= s.worst) {
+      s.worst = e;
+      s.worst_row = r.row.label();
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<CrossValidatedRow> cross_validate(const std::vector<engine::CalibrationRow>& rows,
+                                              const std::vector<std::string>& cluster, const engine::Catalog& catalog,
+                                              const engine::StackCard& profile,
+                                              const std::vector<engine::FitParameter>& parameters,
+                                              int max_evaluations) {
+  const auto models = models_in_order(rows);
+  if (models.size() < 2) throw std::runtime_error("cross-validation needs rows of at least two models");
+  const std::vector<double> in_sample = simulate_rows(rows, cluster, catalog, profile);
+  engine::StackCard neutral = profile;
+  for (const auto& p : parameters) neutral.set(p.key, (p.lower + p.upper) / 2);
+  std::vector<CrossValidatedRow> out;
+  for (std::size_t i = 0; i < rows.size(); ++i) out.push_back({rows[i], in_sample[i], 0});
+  for (const auto& model : models) {
+    std::vector<engine::CalibrationRow> train, test;
+    for (const auto& r : rows) (r.model == model ? test : train).push_back(r);
+    const FitResult fit = fit_profile(train, cluster, catalog, neutral, parameters, max_evaluations);
+    const std::vector<double> predicted = simulate_rows(test, cluster, catalog, fit.profile);
+    std::size_t k = 0;
+    for (auto& r : out)
+      if (r.row.model == model) r.held_out = predicted[k++];
+  }
+  return out;
+}
+
+ErrorSummary held_out_summary(const std::vector<CrossValidatedRow>& rows) {
+  return summary(rows, &CrossValidatedRow::held_out_error);
+}
+
+ErrorSummary in_sample_summary(const std::vector<CrossValidatedRow>& rows) {
+  return summary(rows, &CrossValidatedRow::in_sample_error);
+}
+
+}  // namespace sim

@@ -1,0 +1,45 @@
+// Leave-one-model-out cross-validation of a stack's profile: how well the fit
+// predicts a model it has not seen. One row at a time would leak through the
+// model's other rows, so every row of the held-out model leaves together.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/catalog.hpp"
+#include "engine/measurements.hpp"
+#include "engine/stack_card.hpp"
+
+namespace sim {
+
+struct CrossValidatedRow {
+  engine::CalibrationRow row;
+  double in_sample = 0;  // tok/s with the profile as given (fitted to every row)
+  double held_out = 0;   // tok/s with the profile fitted to the other models' rows only
+
+  double in_sample_error() const { return engine::relative_error(in_sample, row.published); }
+  double held_out_error() const { return engine::relative_error(held_out, row.published); }
+};
+
+// For every model of `rows` (all of one stack): fits `parameters` to the other
+// models' rows, starting from the middle of their bounds (not from `profile`,
+// whose values were fitted with the held-out rows), and predicts the model's rows.
+// REQUIRES: rows name at least two models. Throws std::runtime_error otherwise.
+std::vector<CrossValidatedRow> cross_validate(const std::vector<engine::CalibrationRow>& rows,
+                                              const std::vector<std::string>& cluster, const engine::Catalog& catalog,
+                                              const engine::StackCard& profile,
+                                              const std::vector<engine::FitParameter>& parameters, int max_evaluations);
+
+// Per stack.
+using CrossValidation = std::map<std::string, std::vector<CrossValidatedRow>>;
+
+struct ErrorSummary {
+  double mean_abs = 0;  // mean of |relative error|
+  double worst = 0;     // largest |relative error|
+  std::string worst_row;
+};
+ErrorSummary held_out_summary(const std::vector<CrossValidatedRow>& rows);
+ErrorSummary in_sample_summary(const std::vector<CrossValidatedRow>& rows);
+
+}  // namespace sim
