@@ -13,9 +13,9 @@ namespace {
 
 std::string features() {
 #ifdef MESHINFER_HAVE_VERBS
-  const char* transports = "transports: tcp, verbs";
+  const std::string transports = std::string("transports: tcp, verbs (") + MESHINFER_VERBS_LIB + ")";
 #else
-  const char* transports = "transports: tcp (verbs transport not built: rdma-core headers were missing)";
+  const char* transports = "transports: tcp (verbs transport not built: no verbs library and header found)";
 #endif
   return fmt::format("{}, OS calls: {}", transports, hw::platform_name());
 }
