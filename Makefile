@@ -28,6 +28,9 @@ test: configure
 	@scripts/install-deps --with-browser || echo "make: Chromium could not be installed; the report.html browser test will skip" >&2
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600; status=$$?; \
 	  cd $(CURDIR) && scripts/skipped-tests $(BUILD_DIR); exit $$status
+ifeq ($(shell uname -s),Linux)
+	@$(MAKE) --no-print-directory posix-test
+endif
 
 # On Linux, the hw and cli tests once more as close to macOS as Linux allows:
 # clang, and hw/platform.cpp's portable POSIX branches instead of the Linux
