@@ -2,10 +2,11 @@
 # and each builds only what it runs: `run` the meshinfer binary, `test` it and the
 # test programs. Benchmarks build with `make bench`.
 BUILD_DIR ?= build
+POSIX_DIR ?= build-posix
 JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu)
 SCENARIO ?= scenarios/default.json
 
-.PHONY: deps configure build run test bench clean
+.PHONY: deps configure build run test posix-test bench clean
 
 deps:
 	@scripts/install-deps
@@ -27,9 +28,21 @@ test: configure
 	@scripts/install-deps --with-browser || echo "make: Chromium could not be installed; the report.html browser test will skip" >&2
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600; status=$$?; \
 	  cd $(CURDIR) && scripts/skipped-tests $(BUILD_DIR); exit $$status
+ifeq ($(shell uname -s),Linux)
+	@$(MAKE) --no-print-directory posix-test
+endif
+
+# On Linux, the hw and cli tests once more as close to macOS as Linux allows:
+# clang, and hw/platform.cpp's portable POSIX branches instead of the Linux
+# extras. Unoptimized, without debug info: it checks behaviour, and builds fast.
+posix-test: deps
+	@cmake -S . -B $(POSIX_DIR) -DMESHINFER_POSIX_ONLY=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+	@cmake --build $(POSIX_DIR) -j $(JOBS) --target hw_tests cli_tests
+	cd $(POSIX_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 -L 'hw|cli'
 
 bench: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target benchmarks
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(POSIX_DIR)

@@ -46,7 +46,7 @@ build_meshinfer "$root" "$build"
 run_all() {
   local tree=$1 bin=$2 out=$3 git s n f
   mkdir -p "$out"
-  git="$("$bin" --version | sed 's/.*(\([^)]*\)).*/\1/')"
+  git="$("$bin" --version | sed 's/^meshinfer [^ ]* (\([^)]*\)).*/\1/')"
   for s in "$tree"/scenarios/*.json "$tree"/scenarios/ci/*.json; do
     s="${s#"$tree"/}"
     [[ $(basename "$s") == scenario.schema.json ]] && continue

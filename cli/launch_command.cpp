@@ -12,6 +12,7 @@
 #include "cli/run_report.hpp"
 #include "engine/error.hpp"
 #include "hw/launcher.hpp"
+#include "hw/platform.hpp"
 #include "hw/socket_util.hpp"
 
 namespace cli {

@@ -7,20 +7,23 @@
 #include "cli/commands.hpp"
 #include "engine/error.hpp"
 #include "engine/planner.hpp"
+#include "hw/platform.hpp"
 
 namespace {
 
 std::string features() {
 #ifdef MESHINFER_HAVE_VERBS
-  return "transports: tcp, verbs";
+  const std::string transports = std::string("transports: tcp, verbs (") + MESHINFER_VERBS_LIB + ")";
 #else
-  return "transports: tcp (verbs transport not built: rdma-core headers were missing)";
+  const char* transports = "transports: tcp (verbs transport not built: no verbs library and header found)";
 #endif
+  return fmt::format("{}, OS calls: {}", transports, hw::platform_name());
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  hw::record_argv0(argv[0]);
   CLI::App app{"meshinfer: LLM inference on a simulated or real mesh of machines"};
   app.require_subcommand(1);
   app.set_version_flag("--version", fmt::format("meshinfer 0.1.0 ({}), {}", MESHINFER_GIT, features()));

@@ -2,7 +2,6 @@
 // the ModelledBackend spending each op's modelled time in real time. The
 // reporting rank writes the same reports as `meshinfer run`.
 #include <fmt/format.h>
-#include <sys/prctl.h>
 
 #include <memory>
 
@@ -11,6 +10,7 @@
 #include "engine/compute/cpu_backend.hpp"
 #include "engine/workload.hpp"
 #include "hw/node_process.hpp"
+#include "hw/platform.hpp"
 
 namespace cli {
 
@@ -30,7 +30,8 @@ int node(const NodeOptions& o) {
   if (!l.scenario.faults.empty())
     fmt::print(stderr, "rank {}: the scenario's faults are injected in simulation only; a real run meets the world's\n",
                o.rank);
-  ::prctl(PR_SET_TIMERSLACK, 1);  // modelled op times are sleeps: wake when asked, not up to 50 us later
+  hw::die_with_parent();  // the launcher or ssh session is gone: so is this rank
+  hw::wake_on_time();     // modelled op times are sleeps: wake when asked, not up to 50 us later
   engine::EngineSetup setup{
       l.scenario, l.catalog, l.plan, l.profile, engine::make_requests(l.scenario.workload, l.scenario.seed), {}, {}};
   if (!l.scenario.model_dir.empty()) setup.backend = engine::cpu_backends(l.scenario.model_dir, false);

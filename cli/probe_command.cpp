@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "hw/launcher.hpp"
 #include "hw/link_probe.hpp"
+#include "hw/platform.hpp"
 #include "hw/transport.hpp"
 
 namespace cli {
@@ -43,6 +44,7 @@ std::vector<std::string> rank_args(const ProbeCommandOptions& o, int r) {
 }
 
 int probe_one_rank(const ProbeCommandOptions& o, const hw::ClusterSpec& cluster) {
+  hw::die_with_parent();
   const auto rt = hw::make_runtime(cluster, o.rank, hw::TransportOptions{});
   const auto pairs = hw::probe_links(*rt, o.probe);
   if (o.rank != 0) return 0;

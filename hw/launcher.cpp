@@ -1,9 +1,7 @@
 #include "hw/launcher.hpp"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,10 +9,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
+#include "hw/platform.hpp"
 #include "hw/socket_util.hpp"
 
 namespace hw {
@@ -61,8 +59,6 @@ int status_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 1
 
 }  // namespace
 
-std::string self_executable() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
-
 std::vector<std::string> rank_command(const ClusterSpec& c, int r, const std::string& exec_prefix,
                                       const std::vector<std::string>& command) {
   std::vector<std::string> argv;
@@ -95,14 +91,15 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
   std::fflush(nullptr);
   for (int r = 0; r < n; ++r) {
     int out[2], err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    pipe_cloexec(out);
+    pipe_cloexec(err);
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("fork failed");
     if (pid == 0) {
       ::setpgid(0, group);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the launcher died: so do its ranks
       ::signal(SIGINT, SIG_DFL);
       ::signal(SIGTERM, SIG_DFL);
+      ::signal(SIGPIPE, SIG_DFL);  // tcp_socket may have ignored it here
       ::dup2(out[1], STDOUT_FILENO);
       ::dup2(err[1], STDERR_FILENO);
       std::vector<char*> args;

@@ -29,7 +29,4 @@ int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout
 std::vector<std::string> rank_command(const ClusterSpec& c, int r, const std::string& exec_prefix,
                                       const std::vector<std::string>& command);
 
-// The path of the running executable, to start more of itself.
-std::string self_executable();
-
 }  // namespace hw

@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "hw/platform.hpp"
+
 namespace hw {
 
 namespace {
@@ -56,8 +58,7 @@ bool wait_fd(int fd, short events, Deadline deadline) {
 }
 
 int listen_on(const std::string& host, int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) sys_fail("socket");
+  const int fd = tcp_socket();
   const int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in addr = resolve(host, port);
@@ -77,8 +78,7 @@ int local_port(int fd) {
 int dial(const std::string& host, int port, Deadline deadline) {
   const sockaddr_in addr = resolve(host, port);
   for (;;) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) sys_fail("socket");
+    const int fd = tcp_socket();
     if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return fd;
     const int err = errno;
     ::close(fd);
@@ -90,7 +90,7 @@ int dial(const std::string& host, int port, Deadline deadline) {
 
 int accept_before(int listen_fd, Deadline deadline) {
   if (!wait_fd(listen_fd, POLLIN, deadline)) throw std::runtime_error("timed out waiting for a peer to connect");
-  const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+  const int fd = accept_cloexec(listen_fd);
   if (fd < 0) sys_fail("accept");
   return fd;
 }
@@ -99,7 +99,7 @@ void write_exact(int fd, const void* data, std::size_t n, Deadline deadline) {
   const char* p = static_cast<const char*>(data);
   while (n > 0) {
     if (!wait_fd(fd, POLLOUT, deadline)) throw std::runtime_error("timed out writing to a peer");
-    const ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+    const ssize_t w = send_no_sigpipe(fd, p, n);
     if (w < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (w <= 0) sys_fail("send");
     p += w;

@@ -11,6 +11,7 @@
 
 #include "engine/error.hpp"
 #include "engine/tags.hpp"
+#include "hw/platform.hpp"
 #include "hw/socket_util.hpp"
 
 namespace hw {
@@ -40,12 +41,6 @@ std::vector<char> encode_header(int tag, const engine::Payload& p) {
   std::memcpy(h.data() + 8, &t, 4);
   std::memcpy(h.data() + 16, &size, 8);
   return h;
-}
-
-timespec timespec_until(std::chrono::steady_clock::time_point until) {
-  const auto left = std::max(until - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero());
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-  return timespec{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
 }
 
 }  // namespace
@@ -188,7 +183,7 @@ void TcpRuntime::flush_writes(int peer) {
         data = reinterpret_cast<const char*>(f.payload.bytes.data()) + off;
       }
     }
-    const ssize_t w = ::send(p.fd, data, len, MSG_NOSIGNAL);
+    const ssize_t w = send_no_sigpipe(p.fd, data, len);
     if (w < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
       return p.fail(std::string("send: ") + std::strerror(errno));
@@ -260,9 +255,8 @@ void TcpRuntime::progress(std::chrono::steady_clock::time_point until, int src, 
       fds.push_back(pollfd{p.fd, static_cast<short>(POLLIN | (p.out.empty() ? 0 : POLLOUT)), 0});
       owner.push_back(r);
     }
-    const timespec ts = timespec_until(until);
-    const int n = ::ppoll(fds.data(), fds.size(), &ts, nullptr);
-    if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("ppoll: ") + std::strerror(errno));
+    const int n = poll_for(fds.data(), fds.size(), until - std::chrono::steady_clock::now());
+    if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
     for (std::size_t i = 0; n > 0 && i < fds.size(); ++i) {
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_available(owner[i]);
       if (fds[i].revents & POLLOUT) flush_writes(owner[i]);

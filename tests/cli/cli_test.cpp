@@ -63,7 +63,11 @@ TEST(Cli, VersionNamesTheTransportsBuilt) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("transports: tcp"), std::string::npos) << r.output;
 #ifdef MESHINFER_HAVE_VERBS
-  EXPECT_NE(r.output.find("transports: tcp, verbs"), std::string::npos) << r.output;
+#ifdef __APPLE__
+  EXPECT_NE(r.output.find("transports: tcp, verbs (librdma)"), std::string::npos) << r.output;
+#else
+  EXPECT_NE(r.output.find("transports: tcp, verbs (rdma-core libibverbs)"), std::string::npos) << r.output;
+#endif
 #else
   EXPECT_NE(r.output.find("verbs transport not built"), std::string::npos) << r.output;
 #endif

@@ -89,6 +89,27 @@ TEST_P(KillNine, SurvivorsDetectRecoverAndReport) {
 
 INSTANTIATE_TEST_SUITE_P(EveryRank, KillNine, testing::Range(0, 4));
 
+// The launcher itself is killed (it cannot clean up): each rank notices its
+// parent is gone and ends too (prctl on Linux, a watcher on other systems).
+TEST(Launch, RanksDieWithTheirLauncher) {
+  const int world = 2;
+  const std::string dir = testsupport::fresh_dir("launcher-killed");
+  const std::string scenario =
+      testsupport::write_json(dir, "s", testsupport::small_scenario("orphans", world, 2, 2000));
+  ChildProcess launch({MESHINFER_BINARY, "launch", "--local", "2", scenario, "--out", dir + "/out", "--timeout", "60"});
+  for (int r = 0; r < world; ++r)
+    ASSERT_NE(launch.wait_for_line("[rank " + std::to_string(r) + "] rank " + std::to_string(r) + ": joined", 30), "")
+        << launch.output();
+  const auto pids = testsupport::rank_pids(launch.output(), world);
+  ASSERT_EQ(::kill(launch.pid(), SIGKILL), 0);
+  for (int r = 0; r < world; ++r) {
+    for (int tries = 0; tries < 100 && !testsupport::process_gone(pids[r]); ++tries)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_TRUE(testsupport::process_gone(pids[r])) << "rank " << r << " outlived its launcher by 10 s";
+    ::kill(pids[r], SIGKILL);  // whatever the outcome, leave nothing behind
+  }
+}
+
 TEST(Launch, HostfileRunsEachRankOverSsh) {
   const std::string dir = testsupport::fresh_dir("launch-hostfile");
   const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("hostfile", 2, 1, 4));

@@ -1,6 +1,5 @@
 #include "support/child_process.hpp"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -8,8 +7,10 @@
 
 #include <cerrno>
 #include <chrono>
-#include <filesystem>
+#include <cstdio>
 #include <stdexcept>
+
+#include "hw/platform.hpp"
 
 namespace testsupport {
 
@@ -23,7 +24,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  hw::pipe_cloexec(fds);
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {
@@ -99,6 +100,14 @@ int ChildProcess::wait(double timeout_s) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-bool process_gone(pid_t pid) { return !std::filesystem::exists("/proc/" + std::to_string(pid)); }
+bool process_gone(pid_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+  FILE* ps = ::popen(("ps -o stat= -p " + std::to_string(pid)).c_str(), "r");
+  if (!ps) return false;
+  char state[16] = "";
+  const bool read = std::fgets(state, sizeof state, ps) != nullptr;
+  ::pclose(ps);
+  return !read || state[0] == 'Z';
+}
 
 }  // namespace testsupport

@@ -36,7 +36,8 @@ class ChildProcess {
   std::string output_;
 };
 
-// True when the process `pid` no longer exists (not even as a zombie).
+// True when the process `pid` has ended: it no longer exists, or it is a
+// zombie waiting for a reaper (an orphan waits for init).
 bool process_gone(pid_t pid);
 
 }  // namespace testsupport
