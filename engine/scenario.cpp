@@ -231,6 +231,10 @@ void read_expectations(JsonObject& root, Scenario& s) {
   JsonObject metrics(*expect);
   for (const auto& [metric, _] : expect->raw().items()) {
     auto v = metrics.find(metric);
+    if (metric == "availability")
+      v->fail(
+          "meant two things and is gone: say \"uptime\" (the fraction of the run the cluster could serve) or "
+          "\"request_success\" (completed / total requests)");
     if (std::find(kMetrics.begin(), kMetrics.end(), metric) == kMetrics.end())
       v->fail(unknown_name("metric", metric, kMetrics));
     JsonObject o(*v);

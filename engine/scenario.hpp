@@ -23,9 +23,9 @@ inline constexpr auto kParallelisms = [] {
   out.back() = "auto";
   return out;
 }();
-inline constexpr std::array<std::string_view, 11> kMetrics = {
-    "decode_tokens_per_s", "prefill_tokens_per_s", "ttft_p50_s",  "ttft_p99_s",   "itl_p50_s", "itl_p99_s",
-    "failed_requests",     "completed_requests",   "simulated_s", "availability", "recovery_s"};
+inline constexpr std::array<std::string_view, 12> kMetrics = {
+    "decode_tokens_per_s", "prefill_tokens_per_s", "ttft_p50_s",  "ttft_p99_s", "itl_p50_s",       "itl_p99_s",
+    "failed_requests",     "completed_requests",   "simulated_s", "uptime",     "request_success", "recovery_s"};
 
 struct NodeSpec {
   std::string name;
