@@ -54,15 +54,27 @@ struct Distribution {
   double mean = 0, stddev = 0;  // normal / lognormal (of the value, not its log)
 };
 
+struct Request {
+  int id = 0;
+  int prompt_tokens = 0;
+  int output_tokens = 0;
+  // Open loop: the Poisson (or logged) arrival time. Closed loop: negative, since a
+  // request arrives when an earlier one finishes (the first `concurrency` at 0).
+  double arrival_s = -1;
+  friend bool operator==(const Request&, const Request&) = default;
+};
+
 struct Workload {
   int requests = 1;
   Distribution prompt_tokens;
   Distribution output_tokens;
-  std::string arrival = "closed";  // "closed" or "poisson"
-  int concurrency = 1;             // closed loop
-  double rate_per_s = 0;           // poisson
-  int prefill_chunk = 512;         // tokens per prefill chunk
-  int max_batch = 16;              // decode batch cap
+  std::string arrival = "closed";  // "closed", "poisson", or "trace" (a replayed log)
+  std::vector<Request> trace;      // "trace": the log's requests (engine/request_trace.hpp)
+  std::string trace_file;
+  int concurrency = 1;      // closed loop
+  double rate_per_s = 0;    // poisson
+  int prefill_chunk = 512;  // tokens per prefill chunk
+  int max_batch = 16;       // decode batch cap
   // The client: a request interrupted by a recovery is sent again with the
   // same id (so it resumes, never restarts) up to this many tries in all.
   int max_tries = 3;
