@@ -137,17 +137,19 @@ long days_from_civil(long y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<long>(doe) - 719468;
 }
 
-double seconds(const RawRow& r, const Layout& l, const std::string& file) {
+// Long double: a date's seconds since 1970 (1.7e9) in a double would keep only
+// a quarter of a microsecond.
+long double seconds(const RawRow& r, const Layout& l, const std::string& file) {
   if (l.datetime) {
     int y, mo, d, h, mi, used = 0;
-    double s;
-    if (std::sscanf(r.time.c_str(), "%4d-%2d-%2d%*1[ T]%2d:%2d:%lf%n", &y, &mo, &d, &h, &mi, &s, &used) != 6 ||
+    long double s;
+    if (std::sscanf(r.time.c_str(), "%4d-%2d-%2d%*1[ T]%2d:%2d:%Lf%n", &y, &mo, &d, &h, &mi, &s, &used) != 6 ||
         mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s < 0 || s >= 61 ||
         r.time.find_first_not_of("Z ", used) != std::string::npos)
       refuse(file, r.line, fmt::format("{} '{}' is not a time like 2023-11-16 18:15:46.68", l.time, r.time));
-    return 86400.0 * days_from_civil(y, mo, d) + 3600.0 * h + 60.0 * mi + s;
+    return 86400.0L * days_from_civil(y, mo, d) + 3600.0L * h + 60.0L * mi + s;
   }
-  double t = 0;
+  long double t = 0;
   const auto [end, ec] = std::from_chars(r.time.data(), r.time.data() + r.time.size(), t);
   if (ec != std::errc() || end != r.time.data() + r.time.size() || !std::isfinite(t))
     refuse(file, r.line, fmt::format("{} '{}' is not a number of seconds", l.time, r.time));
@@ -165,39 +167,40 @@ int tokens(const std::string& text, const char* column, int line, const std::str
 
 }  // namespace
 
-std::vector<Request> read_request_trace(const TraceQuery& q) {
-  std::istringstream in(read_text_file(q.file));
+std::vector<Request> read_request_trace(const std::string& file, double time_scale,
+                                        std::optional<std::pair<double, double>> window) {
+  std::istringstream in(read_text_file(file));
   const Layout* layout = nullptr;
   const bool json_lines =
-      std::filesystem::path(q.file).extension() == ".jsonl" || std::filesystem::path(q.file).extension() == ".ndjson";
-  const std::vector<RawRow> rows = json_lines ? read_json_lines(in, q.file, layout) : read_csv(in, q.file, layout);
+      std::filesystem::path(file).extension() == ".jsonl" || std::filesystem::path(file).extension() == ".ndjson";
+  const std::vector<RawRow> rows = json_lines ? read_json_lines(in, file, layout) : read_csv(in, file, layout);
   struct Timed {
-    double t;
+    long double t;
     Request r;
   };
   std::vector<Timed> timed;
   for (const RawRow& row : rows) {
     Request r;
-    r.prompt_tokens = tokens(row.prompt, layout->prompt, row.line, q.file);
-    r.output_tokens = tokens(row.output, layout->output, row.line, q.file);
-    timed.push_back({seconds(row, *layout, q.file), r});
+    r.prompt_tokens = tokens(row.prompt, layout->prompt, row.line, file);
+    r.output_tokens = tokens(row.output, layout->output, row.line, file);
+    timed.push_back({seconds(row, *layout, file), r});
   }
-  if (timed.empty()) throw InputError(q.file, "", "the log has a header but no request");
+  if (timed.empty()) throw InputError(file, "", "the log has a header but no request");
   // Logs are mostly in time order; a merged one may not be.
   std::stable_sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) { return a.t < b.t; });
-  const double t0 = timed.front().t;
-  const double from = q.window ? q.window->first : 0, to = q.window ? q.window->second : INFINITY;
+  const long double t0 = timed.front().t;
+  const double from = window ? window->first : 0, to = window ? window->second : INFINITY;
   std::vector<Request> out;
   for (const Timed& x : timed) {
-    const double rel = x.t - t0;
+    const double rel = static_cast<double>(x.t - t0);
     if (rel < from || rel >= to) continue;
     Request r = x.r;
     r.id = static_cast<int>(out.size());
-    r.arrival_s = (rel - from) * q.time_scale;
+    r.arrival_s = (rel - from) * time_scale;
     out.push_back(r);
   }
   if (out.empty())
-    throw InputError(q.file, "", fmt::format("no request arrives in the window [{}, {}) s of the log", from, to));
+    throw InputError(file, "", fmt::format("no request arrives in the window [{}, {}) s of the log", from, to));
   return out;
 }
 

@@ -15,15 +15,12 @@
 
 namespace engine {
 
-struct TraceQuery {
-  std::string file;
-  double time_scale = 1;                            // arrival times multiplied by it (0.5: twice as fast)
-  std::optional<std::pair<double, double>> window;  // [a, b) of the log's seconds; arrivals then count from a
-};
-
-// The requests of the log, in arrival order, ids from 0. A row that cannot be
-// one (a missing or non-numeric field, a token count below 1) is refused:
+// The requests of the log `file`, in arrival order, ids from 0. `time_scale`
+// multiplies arrival times (0.5: twice as fast); `window`: only [a, b) of the
+// log's seconds, arrivals then counting from a. A row that cannot be a request
+// (a missing or non-numeric field, a token count below 1) is refused:
 // InputError naming the file, "line N" and the reason.
-std::vector<Request> read_request_trace(const TraceQuery& q);
+std::vector<Request> read_request_trace(const std::string& file, double time_scale = 1,
+                                        std::optional<std::pair<double, double>> window = std::nullopt);
 
 }  // namespace engine

@@ -121,17 +121,16 @@ Distribution read_tokens(const JsonValue& v) {
 void read_trace(JsonObject& o, const JsonValue& file, Workload& w, const std::string& scenario_file) {
   for (const char* drawn : {"requests", "prompt_tokens", "output_tokens", "arrival"})
     if (auto v = o.find(drawn)) v->fail("a trace workload takes this from its log; remove it");
-  TraceQuery q;
-  q.file = (std::filesystem::path(scenario_file).parent_path() / file.as<std::string>()).string();
-  q.time_scale = o.opt<double>("time_scale", 1, kPositive);
-  if (auto window = o.find("window_s")) {
-    const auto ends = window->elements();
-    if (ends.size() != 2) window->fail("must be [from, to], seconds into the log");
-    q.window = {ends[0].as<double>(kNonNegative), ends[1].as<double>(kNonNegative)};
-    if (q.window->second <= q.window->first) window->fail("to must come after from");
+  w.trace_file = (std::filesystem::path(scenario_file).parent_path() / file.as<std::string>()).string();
+  const double time_scale = o.opt<double>("time_scale", 1, kPositive);
+  std::optional<std::pair<double, double>> window;
+  if (auto v = o.find("window_s")) {
+    const auto ends = v->elements();
+    if (ends.size() != 2) v->fail("must be [from, to], seconds into the log");
+    window = {ends[0].as<double>(kNonNegative), ends[1].as<double>(kNonNegative)};
+    if (window->second <= window->first) v->fail("to must come after from");
   }
-  w.trace = read_request_trace(q);
-  w.trace_file = q.file;
+  w.trace = read_request_trace(w.trace_file, time_scale, window);
   w.requests = static_cast<int>(w.trace.size());
   w.arrival = "trace";
 }

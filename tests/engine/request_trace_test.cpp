@@ -30,7 +30,7 @@ std::string log_file(const std::string& name, const std::string& text) {
 
 void expect_refused(const std::string& file, const std::string& where, const std::string& phrase) {
   try {
-    read_request_trace({file});
+    read_request_trace(file);
     ADD_FAILURE() << "accepted " << file;
   } catch (const InputError& e) {
     EXPECT_EQ(e.file(), file);
@@ -40,11 +40,11 @@ void expect_refused(const std::string& file, const std::string& where, const std
 }
 
 TEST(RequestTrace, AzureTimestampsCountFromTheFirstRow) {
-  const auto r = read_request_trace({log_file("azure.csv",
-                                              "TIMESTAMP,ContextTokens,GeneratedTokens\r\n"
-                                              "2023-11-16 18:15:46.6805900,374,44\r\n"
-                                              "2023-11-16 18:15:50.0000000,396,109\r\n"
-                                              "2023-11-17 00:00:01.5,8,2\r\n")});
+  const auto r = read_request_trace(log_file("azure.csv",
+                                             "TIMESTAMP,ContextTokens,GeneratedTokens\r\n"
+                                             "2023-11-16 18:15:46.6805900,374,44\r\n"
+                                             "2023-11-16 18:15:50.0000000,396,109\r\n"
+                                             "2023-11-17 00:00:01.5,8,2\r\n"));
   ASSERT_EQ(r.size(), 3u);
   EXPECT_EQ(r[0].arrival_s, 0);
   EXPECT_NEAR(r[1].arrival_s, 3.31941, 1e-9);
@@ -55,10 +55,10 @@ TEST(RequestTrace, AzureTimestampsCountFromTheFirstRow) {
 }
 
 TEST(RequestTrace, BurstGptColumnsAmongOthersAndQuotedFields) {
-  const auto r = read_request_trace({log_file("burst.csv",
-                                              "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
-                                              "5,ChatGPT,472,18,490,Conversation log\n"
-                                              "45,\"GPT-4, large\",1087,257,1344,Conversation log\n")});
+  const auto r = read_request_trace(log_file("burst.csv",
+                                             "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+                                             "5,ChatGPT,472,18,490,Conversation log\n"
+                                             "45,\"GPT-4, large\",1087,257,1344,Conversation log\n"));
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[1].arrival_s, 40);
   EXPECT_EQ(r[1].prompt_tokens, 1087);
@@ -73,7 +73,7 @@ TEST(RequestTrace, JsonLinesWithTimeScaleAndWindow) {
                                     "{\"arrival_s\": 11, \"prompt_tokens\": 300, \"output_tokens\": 7}\n"
                                     "{\"arrival_s\": 20, \"prompt_tokens\": 400, \"output_tokens\": 8}\n");
   // Seconds 1 to 3 of the log (10 is its start), replayed twice as fast; out of order rows are sorted.
-  const auto r = read_request_trace({file, 0.5, std::pair{1.0, 3.0}});
+  const auto r = read_request_trace(file, 0.5, std::pair{1.0, 3.0});
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0].prompt_tokens, 300);
   EXPECT_EQ(r[0].arrival_s, 0);
@@ -97,7 +97,7 @@ TEST(RequestTrace, BadRowsAreRefusedWithFileLineAndReason) {
   expect_refused(log_file("f.csv", "time,in,out\n1,2,3\n"), "line 1",
                  "no known column layout in time, in, out; known: meshinfer (arrival_s");
   try {
-    read_request_trace({log_file("h.csv", "arrival_s,prompt_tokens,output_tokens\n1,2,3\n"), 1, std::pair{5.0, 9.0}});
+    read_request_trace(log_file("h.csv", "arrival_s,prompt_tokens,output_tokens\n1,2,3\n"), 1, std::pair{5.0, 9.0});
     ADD_FAILURE() << "an empty window was accepted";
   } catch (const InputError& e) {
     EXPECT_THAT(e.reason(), HasSubstr("no request arrives in the window [5, 9) s"));
