@@ -73,8 +73,7 @@ engine::Workload load_workload(const std::string& file, const std::string& model
   }
   if (file.starts_with("trace:")) {  // a request log as it is, every request at its logged time
     engine::Workload w;
-    w.trace_file = file.substr(6);
-    w.trace = engine::read_request_trace(w.trace_file);
+    w.trace = engine::read_request_trace(file.substr(6));
     w.requests = static_cast<int>(w.trace.size());
     w.arrival = "trace";
     return w;

@@ -121,7 +121,7 @@ Distribution read_tokens(const JsonValue& v) {
 void read_trace(JsonObject& o, const JsonValue& file, Workload& w, const std::string& scenario_file) {
   for (const char* drawn : {"requests", "prompt_tokens", "output_tokens", "arrival"})
     if (auto v = o.find(drawn)) v->fail("a trace workload takes this from its log; remove it");
-  w.trace_file = (std::filesystem::path(scenario_file).parent_path() / file.as<std::string>()).string();
+  const auto log = std::filesystem::path(scenario_file).parent_path() / file.as<std::string>();
   const double time_scale = o.opt<double>("time_scale", 1, kPositive);
   std::optional<std::pair<double, double>> window;
   if (auto v = o.find("window_s")) {
@@ -130,7 +130,7 @@ void read_trace(JsonObject& o, const JsonValue& file, Workload& w, const std::st
     window = {ends[0].as<double>(kNonNegative), ends[1].as<double>(kNonNegative)};
     if (window->second <= window->first) v->fail("to must come after from");
   }
-  w.trace = read_request_trace(w.trace_file, time_scale, window);
+  w.trace = read_request_trace(log.string(), time_scale, window);
   w.requests = static_cast<int>(w.trace.size());
   w.arrival = "trace";
 }

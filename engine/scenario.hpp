@@ -70,11 +70,10 @@ struct Workload {
   Distribution output_tokens;
   std::string arrival = "closed";  // "closed", "poisson", or "trace" (a replayed log)
   std::vector<Request> trace;      // "trace": the log's requests (engine/request_trace.hpp)
-  std::string trace_file;
-  int concurrency = 1;      // closed loop
-  double rate_per_s = 0;    // poisson
-  int prefill_chunk = 512;  // tokens per prefill chunk
-  int max_batch = 16;       // decode batch cap
+  int concurrency = 1;             // closed loop
+  double rate_per_s = 0;           // poisson
+  int prefill_chunk = 512;         // tokens per prefill chunk
+  int max_batch = 16;              // decode batch cap
   // The client: a request interrupted by a recovery is sent again with the
   // same id (so it resumes, never restarts) up to this many tries in all.
   int max_tries = 3;
