@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "engine/error.hpp"
+#include "engine/request_trace.hpp"
 #include "engine/scenario.hpp"
 #include "nlohmann/json.hpp"
 #include "sim/studies/plan_html.hpp"
@@ -68,6 +69,13 @@ engine::Workload load_workload(const std::string& file, const std::string& model
     engine::Workload w;
     w.prompt_tokens.value = 512;
     w.output_tokens.value = 128;
+    return w;
+  }
+  if (file.starts_with("trace:")) {  // a request log as it is, every request at its logged time
+    engine::Workload w;
+    w.trace = engine::read_request_trace(file.substr(6));
+    w.requests = static_cast<int>(w.trace.size());
+    w.arrival = "trace";
     return w;
   }
   std::ifstream in(file);
@@ -151,7 +159,8 @@ void add_plan_command(CLI::App& app, int& status) {
   cmd->add_option("--max-nodes", o->max_nodes, "largest cluster to consider")->check(CLI::Range(1, 16));
   cmd->add_option("--links", o->links, "link cards")->delimiter(',');
   cmd->add_option("--strategies", o->strategies, "parallelism to consider (default: all that apply)")->delimiter(',');
-  cmd->add_option("--workload", o->workload_file, "JSON file with a scenario's workload object");
+  cmd->add_option("--workload", o->workload_file,
+                  "JSON file with a scenario's workload object, or trace:FILE, a request log (CSV or JSON Lines)");
   cmd->add_option("--slo", o->slo, "service level, e.g. ttft=2s,itl=80ms");
   cmd->add_option("--profile", o->profile, "software-stack profile");
   cmd->add_option("--card", o->cards, "what-if hardware or link card file (repeatable)");

@@ -42,6 +42,8 @@ struct RunResult {
   std::vector<StepRecord> steps;
   std::vector<RunEvent> events;  // faults injected and what the engine did
   long tokens_recomputed = 0;    // KV rebuilt after re-placements
+  // Each re-placement on the survivors: when, and the plan from then on.
+  std::vector<std::pair<double, Plan>> placements;
   double end_s = 0;
   // Rank 0's scheduler, kept here so its records outlive a coordinator that died.
   std::shared_ptr<Scheduler> scheduler;

@@ -120,6 +120,7 @@ class ControlPlane {
           out_.tokens_recomputed += scheduler.requeue_in_flight(plan_.kv_capacity_tokens, now(), cause);
           note("recovered", lost,
                "re-placed on " + std::to_string(survivors.size()) + " node(s) as " + to_string(plan_.strategy));
+          out_.placements.emplace_back(now(), plan_);
           return true;
         } catch (const PlanError& e) {
           refusal = e.what();

@@ -18,6 +18,7 @@
 #include "engine/error.hpp"
 #include "engine/json_input.hpp"
 #include "engine/model_math.hpp"
+#include "engine/request_trace.hpp"
 #include "engine/scenario_cluster.hpp"
 
 namespace engine {
@@ -116,9 +117,26 @@ Distribution read_tokens(const JsonValue& v) {
   return d;
 }
 
-void read_workload(JsonObject& root, Scenario& s) {
-  JsonObject o = root.section("workload");
-  Workload& w = s.workload;
+// A request log replayed: arrivals, prompts and outputs all come from it.
+void read_trace(JsonObject& o, const JsonValue& file, Workload& w, const std::string& scenario_file) {
+  for (const char* drawn : {"requests", "prompt_tokens", "output_tokens", "arrival"})
+    if (auto v = o.find(drawn)) v->fail("a trace workload takes this from its log; remove it");
+  const auto log = std::filesystem::path(scenario_file).parent_path() / file.as<std::string>();
+  const double time_scale = o.opt<double>("time_scale", 1, kPositive);
+  std::optional<std::pair<double, double>> window;
+  if (auto v = o.find("window_s")) {
+    const auto ends = v->elements();
+    if (ends.size() != 2) v->fail("must be [from, to], seconds into the log");
+    window = {ends[0].as<double>(kNonNegative), ends[1].as<double>(kNonNegative)};
+    if (window->second <= window->first) v->fail("to must come after from");
+  }
+  w.trace = read_request_trace(log.string(), time_scale, window);
+  w.requests = static_cast<int>(w.trace.size());
+  w.arrival = "trace";
+}
+
+// Requests drawn from distributions, closed loop or Poisson arrivals.
+void read_drawn_workload(JsonObject& o, Workload& w) {
   w.requests = o.opt<int>("requests", 1, kOne);
   auto tokens = [&](std::string_view key, int fallback) {
     auto v = o.find(key);
@@ -134,6 +152,16 @@ void read_workload(JsonObject& root, Scenario& s) {
     w.rate_per_s = arrival.req<double>("rate_per_s", kPositive);
   }
   arrival.finish();
+}
+
+void read_workload(JsonObject& root, Scenario& s) {
+  JsonObject o = root.section("workload");
+  Workload& w = s.workload;
+  if (auto trace = o.find("trace")) {
+    read_trace(o, *trace, w, s.file);
+  } else {
+    read_drawn_workload(o, w);
+  }
   w.prefill_chunk = o.opt<int>("prefill_chunk", 512, kOne);
   w.max_batch = o.opt<int>("max_batch", 16, kOne);
   JsonObject client = o.section("client");
@@ -231,6 +259,10 @@ void read_expectations(JsonObject& root, Scenario& s) {
   JsonObject metrics(*expect);
   for (const auto& [metric, _] : expect->raw().items()) {
     auto v = metrics.find(metric);
+    if (metric == "availability")
+      v->fail(
+          "meant two things and is gone: say \"uptime\" (the fraction of the run the cluster could serve) or "
+          "\"request_success\" (completed / total requests)");
     if (std::find(kMetrics.begin(), kMetrics.end(), metric) == kMetrics.end())
       v->fail(unknown_name("metric", metric, kMetrics));
     JsonObject o(*v);

@@ -23,9 +23,9 @@ inline constexpr auto kParallelisms = [] {
   out.back() = "auto";
   return out;
 }();
-inline constexpr std::array<std::string_view, 11> kMetrics = {
-    "decode_tokens_per_s", "prefill_tokens_per_s", "ttft_p50_s",  "ttft_p99_s",   "itl_p50_s", "itl_p99_s",
-    "failed_requests",     "completed_requests",   "simulated_s", "availability", "recovery_s"};
+inline constexpr std::array<std::string_view, 12> kMetrics = {
+    "decode_tokens_per_s", "prefill_tokens_per_s", "ttft_p50_s",  "ttft_p99_s", "itl_p50_s",       "itl_p99_s",
+    "failed_requests",     "completed_requests",   "simulated_s", "uptime",     "request_success", "recovery_s"};
 
 struct NodeSpec {
   std::string name;
@@ -54,11 +54,22 @@ struct Distribution {
   double mean = 0, stddev = 0;  // normal / lognormal (of the value, not its log)
 };
 
+struct Request {
+  int id = 0;
+  int prompt_tokens = 0;
+  int output_tokens = 0;
+  // Open loop: the Poisson (or logged) arrival time. Closed loop: negative, since a
+  // request arrives when an earlier one finishes (the first `concurrency` at 0).
+  double arrival_s = -1;
+  friend bool operator==(const Request&, const Request&) = default;
+};
+
 struct Workload {
   int requests = 1;
   Distribution prompt_tokens;
   Distribution output_tokens;
-  std::string arrival = "closed";  // "closed" or "poisson"
+  std::string arrival = "closed";  // "closed", "poisson", or "trace" (a replayed log)
+  std::vector<Request> trace;      // "trace": the log's requests (engine/request_trace.hpp)
   int concurrency = 1;             // closed loop
   double rate_per_s = 0;           // poisson
   int prefill_chunk = 512;         // tokens per prefill chunk

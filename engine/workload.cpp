@@ -35,6 +35,8 @@ int draw(const Distribution& d, std::mt19937_64& rng) {
 }  // namespace
 
 std::vector<Request> make_requests(const Workload& w, std::uint64_t seed) {
+  if (w.arrival == "trace")
+    return {w.trace.begin(), w.trace.begin() + std::min<std::size_t>(w.requests, w.trace.size())};
   std::mt19937_64 rng(seed);
   std::vector<Request> out;
   double t = 0;

@@ -1,4 +1,4 @@
-// Requests of a workload, drawn from the scenario's seeded distributions.
+// Requests of a workload: a replayed log's, or drawn from the scenario's seeded distributions.
 #pragma once
 
 #include <cstdint>
@@ -8,15 +8,7 @@
 
 namespace engine {
 
-struct Request {
-  int id = 0;
-  int prompt_tokens = 0;
-  int output_tokens = 0;
-  // Open loop: the Poisson arrival time. Closed loop: negative, since a
-  // request arrives when an earlier one finishes (the first `concurrency` at 0).
-  double arrival_s = -1;
-};
-
+// A trace workload's first w.requests requests, else w.requests drawn with `seed`.
 std::vector<Request> make_requests(const Workload& w, std::uint64_t seed);
 
 // Seeded prompt token ids in [0, vocab), one list per request (by id), for

@@ -24,7 +24,8 @@ constexpr std::pair<std::string_view, std::string_view> kMetricPaths[] = {
     {"failed_requests", "/summary/requests/failed"},
     {"completed_requests", "/summary/requests/completed"},
     {"simulated_s", "/summary/simulated_s"},
-    {"availability", "/summary/availability"},
+    {"uptime", "/summary/uptime"},
+    {"request_success", "/summary/request_success"},
     {"recovery_s", "/summary/recovery_s"},
 };
 

@@ -76,7 +76,9 @@ std::string render_markdown(const ordered_json& report) {
                         req.at("failed").get<int>(), req.at("retried").get<int>())});
   row(out, {"output tokens", std::to_string(sum.at("output_tokens").get<std::uint64_t>())});
   row(out, {"simulated time", num(sum.at("simulated_s")) + " s"});
-  row(out, {"availability", pct(sum.at("availability"))});
+  row(out, {"uptime (could serve)",
+            fmt::format("{} ({} s out of service)", pct(sum.at("uptime")), num(sum.at("out_of_service_s")))});
+  row(out, {"request success", pct(sum.at("request_success"))});
 
   out += "\n## Plan\n\n";
   table(out, {"node", "hardware", "layers", "heads", "kv heads", "experts", "weights GB", "free GB"});

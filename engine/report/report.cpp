@@ -91,6 +91,7 @@ ordered_json summary_json(const RunResult& r) {
   const int total = static_cast<int>(r.requests.size());
   const double per_request = ratio(std::accumulate(decode_rates.begin(), decode_rates.end(), 0.0), decode_rates.size());
   Latencies l = latencies(r);
+  const double down = out_of_service_s(r);
   return {{"decode_tokens_per_s", ratio(decode_tokens, decode_s)},
           {"prefill_tokens_per_s", ratio(prefill_tokens, prefill_s)},
           {"per_request_decode_tokens_per_s", per_request},
@@ -99,10 +100,10 @@ ordered_json summary_json(const RunResult& r) {
           {"requests", {{"total", total}, {"completed", done}, {"failed", total - done}, {"retried", retried}}},
           {"output_tokens", output_tokens},
           {"simulated_s", r.end_s},
-          {"availability", total > 0 ? ratio(done, total) : 1.0}};
+          {"uptime", r.end_s > 0 ? 1 - down / r.end_s : 1.0},
+          {"out_of_service_s", down},
+          {"request_success", total > 0 ? ratio(done, total) : 1.0}};
 }
-
-bool injected(const RunEvent& e) { return parse_name<FaultKind>(e.kind).has_value(); }
 
 // First time an event of `kind` happened at or after `from`; negative when none.
 double first(const RunResult& r, const std::string& kind, double from) {
@@ -256,6 +257,8 @@ ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan&
   report["distributions"] = distributions_json(r);
   report["events"] = events_json(r);
   report["phases"] = recovery_phases(r);
+  report["placements"] = ordered_json::array();
+  for (const auto& [t, p] : r.placements) report["placements"].push_back({{"t_s", t}, {"plan", plan_json(p)}});
   report["faults"] = faults_json(r);
   if (!report["faults"]["time_to_recover_s"].is_null())
     report["summary"]["recovery_s"] = report["faults"]["downtime_s"];

@@ -16,7 +16,7 @@
 //   summary       {decode_tokens_per_s, prefill_tokens_per_s,
 //                  per_request_decode_tokens_per_s, ttft_s: {p50, p99, mean},
 //                  itl_s: {p50, p99, mean}, requests: {total, completed, failed, retried},
-//                  output_tokens, simulated_s, availability}
+//                  output_tokens, simulated_s, uptime, out_of_service_s, request_success}
 //   nodes         [{rank, name, hardware, compute_s, comm_s, idle_s, utilization,
 //                   bytes_sent, messages_sent, error}]
 //   links         [{a, b, link, bytes_a_to_b, bytes_b_to_a, utilization}]
@@ -37,6 +37,8 @@
 //                  did about them; target a node name, "a-b" for a link, or empty
 //   phases        (fault runs only) [{kind, target, start_s, end_s}], e.g. detect
 //                  or recover; end_s null when still open at the end of the run
+//   placements    [{t_s, plan}] each re-placement on the survivors and the plan
+//                  (as "plan" above) from then on; empty when there was none
 //   expectations  [{metric, op, bound, value, pass}]  (filled by check_expectations)
 //   report.html draws events and phases when a report has them.
 //
@@ -49,7 +51,13 @@
 //   per_request_decode_tokens_per_s: mean over completed requests with two or
 //     more tokens of (tokens - 1) / (finish - first token).
 //   output_tokens: tokens produced by all requests.
-//   availability: completed / total (1 when there were no requests).
+//   request_success: completed / total requests (1 when there were none).
+//   out_of_service_s: seconds the cluster could not serve, from the last fault
+//     injected before each detection to the recovery that followed, or to the
+//     end when none did (run_figures.hpp out_of_service_s).
+//   uptime: 1 - out_of_service_s / simulated_s, the fraction of the run the
+//     cluster could serve (1 for an empty run). A recovery that loses no
+//     request still costs uptime.
 //   percentiles: nearest rank on the sorted values; 0 when there are none.
 //   link bytes: what each end sent to the other's rank. Traffic is counted by
 //     destination, not by cable, so parallel cables between one pair each show

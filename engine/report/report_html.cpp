@@ -20,7 +20,6 @@ namespace {
 using namespace html;
 using nlohmann::ordered_json;
 
-
 void header(std::string& out, const ordered_json& report) {
   const auto& sc = report.at("scenario");
   const auto& build = report.at("build");
@@ -53,16 +52,36 @@ void summary_tiles(std::string& out, const ordered_json& report) {
        "inter-token p50 / p99");
   tile(out, "requests", fmt::format("{} / {}", req.at("completed").get<int>(), req.at("total").get<int>()), "",
        fmt::format("requests completed ({} failed)", req.at("failed").get<int>()));
-  tile(out, "availability", percent(dbl(s, "availability")), "", "availability");
+  tile(out, "uptime", percent(dbl(s, "uptime")), "",
+       fmt::format("uptime: could serve ({} s out of service)", fixed(dbl(s, "out_of_service_s"), 1)));
+  tile(out, "request-success", percent(dbl(s, "request_success")), "", "request success: completed / total");
   tile(out, "simulated", fixed(dbl(s, "simulated_s"), 2), "s", "simulated time");
   if (s.contains("recovery_s")) tile(out, "recovery", fixed(dbl(s, "recovery_s"), 3), "s", "recovery time");
   out += "</section>";
 }
 
-const ordered_json* shard_of(const ordered_json& report, const std::string& node) {
-  for (const auto& sh : report.at("plan").at("nodes"))
+const ordered_json* shard_of(const ordered_json& plan, const std::string& node) {
+  for (const auto& sh : plan.at("nodes"))
     if (str(sh, "node") == node) return &sh;
   return nullptr;
+}
+
+// What became of each node, from the events: "crashed at 1.00 s", "hung at ...",
+// "left out at ..." (alive but not in the last re-placement: cut off). Absent: it served throughout.
+std::map<std::string, std::string> node_fates(const ordered_json& report) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : optional_list(report, "events")) {
+    const std::string kind = str(e, "kind");
+    if (kind == "node-crash" || kind == "node-hang")
+      out.emplace(optional_str(e, "target"),
+                  fmt::format("{} at {:.2f} s", kind == "node-crash" ? "crashed" : "hung", dbl(e, "t_s")));
+  }
+  const auto& placements = optional_list(report, "placements");
+  if (!placements.empty())
+    for (const auto& n : report.at("nodes"))
+      if (!shard_of(placements.back().at("plan"), str(n, "name")))
+        out.emplace(str(n, "name"), fmt::format("left out at {:.2f} s", dbl(placements.back(), "t_s")));
+  return out;
 }
 
 using Point = std::pair<double, double>;
@@ -82,8 +101,11 @@ Point label_spot(Point a, Point b, std::vector<Point>& placed) {
   return spot;
 }
 
-// Nodes on an ellipse (a full mesh has no better layout), cables between them.
-void cluster(std::string& out, const ordered_json& report) {
+// Nodes on an ellipse (a full mesh has no better layout), cables between them;
+// each node's share of `plan`, or what became of it.
+void cluster(std::string& out, const ordered_json& report, const ordered_json& plan, const char* id,
+             const std::string& title) {
+  const auto fates = node_fates(report);
   const auto& nodes = report.at("nodes");
   const int n = static_cast<int>(nodes.size());
   const double kW = 640, kH = 430, box_w = n > 6 ? 130 : 176, kBoxH = 74;
@@ -93,49 +115,52 @@ void cluster(std::string& out, const ordered_json& report) {
     const double r = n == 1 ? 0 : 1;
     pos[str(nodes[i], "name")] = {kW / 2 + r * 225 * std::cos(a), kH / 2 + r * 165 * std::sin(a)};
   }
-  figure(
-      out, "cluster", "Cluster: nodes with their memory, cables with their link card and utilization", kW, kH,
-      {{"mem-weights", "weights"}, {"mem-free", "free memory"}}, [&] {
-        std::map<std::pair<std::string, std::string>, int> seen;  // parallel cables fan out
-        std::vector<Point> labels;
-        for (const auto& l : report.at("links")) {
-          const std::string a = str(l, "a"), b = str(l, "b");
-          const auto [ax, ay] = pos[a];
-          const auto [bx, by] = pos[b];
-          const double len = std::max(1.0, std::hypot(bx - ax, by - ay));
-          const double off = 10.0 * seen[{a, b}]++;
-          const double ox = -(by - ay) / len * off, oy = (bx - ax) / len * off;
-          put(out,
-              "<g class=\"cable\"><line class=\"cable\" data-a=\"{}\" data-b=\"{}\" data-link=\"{}\" "
-              "data-utilization=\"{}\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"></line>",
-              esc(a), esc(b), esc(str(l, "link")), num(dbl(l, "utilization")), ax + ox, ay + oy, bx + ox, by + oy);
-          const auto [lx, ly] = label_spot({ax + ox, ay + oy}, {bx + ox, by + oy}, labels);
-          const std::string label = str(l, "link") + " · " + percent(dbl(l, "utilization"));
-          const double half = 3.2 * label.size() + 4;  // about half the text's width at 11 px
-          rect(out, "label-bg", lx - half, ly - 8, 2 * half, 16);
-          text(out, "cable-label", lx, ly + 4, label, "middle");
-          out += "</g>";
-        }
-        for (const auto& node : nodes) {
-          const std::string name = str(node, "name");
-          const auto [cx, cy] = pos[name];
-          const double x = cx - box_w / 2, y = cy - kBoxH / 2;
-          put(out, "<g class=\"node\" data-node=\"{}\" data-hardware=\"{}\">", esc(name), esc(str(node, "hardware")));
-          rect(out, node.at("error").get<std::string>().empty() ? "node-box" : "node-box failed", x, y, box_w, kBoxH);
-          text(out, "node-name", x + 8, y + 17, name);
-          text(out, "node-hw", x + 8, y + 31,
-               str(node, "hardware") + " · " + percent(dbl(node, "utilization")) + " busy");
-          if (const auto* sh = shard_of(report, name)) {
-            const double used = dbl(*sh, "weight_gb"), total = dbl(*sh, "memory_gb");
-            const double bar = box_w - 16, filled = total > 0 ? bar * std::min(1.0, used / total) : 0;
-            rect(out, "mem-free", x + 8, y + 40, bar, 10);
-            rect(out, "mem-weights", x + 8, y + 40, filled, 10,
-                 fmt::format(" data-weight-gb=\"{}\" data-memory-gb=\"{}\"", num(used), num(total)));
-            text(out, "node-hw", x + 8, y + 65, fmt::format("weights {:.0f} of {:.0f} GB", used, total));
-          }
-          out += "</g>";
-        }
-      });
+  figure(out, id, title, kW, kH, {{"mem-weights", "weights"}, {"mem-free", "free memory"}}, [&] {
+    std::map<std::pair<std::string, std::string>, int> seen;  // parallel cables fan out
+    std::vector<Point> labels;
+    for (const auto& l : report.at("links")) {
+      const std::string a = str(l, "a"), b = str(l, "b");
+      const auto [ax, ay] = pos[a];
+      const auto [bx, by] = pos[b];
+      const double len = std::max(1.0, std::hypot(bx - ax, by - ay));
+      const double off = 10.0 * seen[{a, b}]++;
+      const double ox = -(by - ay) / len * off, oy = (bx - ax) / len * off;
+      put(out,
+          "<g class=\"cable\"><line class=\"cable\" data-a=\"{}\" data-b=\"{}\" data-link=\"{}\" "
+          "data-utilization=\"{}\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"></line>",
+          esc(a), esc(b), esc(str(l, "link")), num(dbl(l, "utilization")), ax + ox, ay + oy, bx + ox, by + oy);
+      const auto [lx, ly] = label_spot({ax + ox, ay + oy}, {bx + ox, by + oy}, labels);
+      const std::string label = str(l, "link") + " · " + percent(dbl(l, "utilization"));
+      const double half = 3.2 * label.size() + 4;  // about half the text's width at 11 px
+      rect(out, "label-bg", lx - half, ly - 8, 2 * half, 16);
+      text(out, "cable-label", lx, ly + 4, label, "middle");
+      out += "</g>";
+    }
+    for (const auto& node : nodes) {
+      const std::string name = str(node, "name");
+      const auto [cx, cy] = pos[name];
+      const double x = cx - box_w / 2, y = cy - kBoxH / 2;
+      put(out, "<g class=\"node\" data-node=\"{}\" data-hardware=\"{}\">", esc(name), esc(str(node, "hardware")));
+      const auto fate = fates.find(name);
+      const bool failed = !node.at("error").get<std::string>().empty() || fate != fates.end();
+      rect(out, failed ? "node-box failed" : "node-box", x, y, box_w, kBoxH,
+           fate == fates.end() ? "" : fmt::format(" data-fate=\"{}\"", esc(fate->second)));
+      text(out, "node-name", x + 8, y + 17, name);
+      text(out, "node-hw", x + 8, y + 31, str(node, "hardware") + " · " + percent(dbl(node, "utilization")) + " busy");
+      if (const auto* sh = shard_of(plan, name)) {
+        const double used = dbl(*sh, "weight_gb"), total = dbl(*sh, "memory_gb");
+        const double bar = box_w - 16, filled = total > 0 ? bar * std::min(1.0, used / total) : 0;
+        rect(out, "mem-free", x + 8, y + 40, bar, 10);
+        rect(out, "mem-weights", x + 8, y + 40, filled, 10,
+             fmt::format(" data-weight-gb=\"{}\" data-memory-gb=\"{}\"", num(used), num(total)));
+        text(out, "node-hw", x + 8, y + 65,
+             fate == fates.end() ? fmt::format("weights {:.0f} of {:.0f} GB", used, total) : fate->second);
+      } else {
+        text(out, "node-hw", x + 8, y + 52, (fate == fates.end() ? "" : fate->second + " · ") + "holds nothing");
+      }
+      out += "</g>";
+    }
+  });
 }
 
 // A histogram from report.distributions, in `unit` = `factor` x seconds, with p50 and p99 marked.
@@ -258,7 +283,14 @@ std::string render_html(const ordered_json& report) {
   header(out, report);
   out += "<div class=\"top\">";
   summary_tiles(out, report);
-  cluster(out, report);
+  cluster(out, report, report.at("plan"), "cluster",
+          "Cluster: nodes with their memory, cables with their link card and utilization");
+  if (const auto& placements = optional_list(report, "placements"); !placements.empty()) {
+    const auto& p = placements.back();  // the placement the run ended on
+    cluster(out, report, p.at("plan"), "cluster-after",
+            fmt::format("Cluster after the re-placement at {:.2f} s: {} plan on the survivors", dbl(p, "t_s"),
+                        str(p.at("plan"), "strategy")));
+  }
   out += "</div>";
   timeline_chart(out, report);
   throughput_chart(out, report);

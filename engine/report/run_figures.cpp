@@ -1,5 +1,9 @@
 #include "engine/report/run_figures.hpp"
 
+#include <algorithm>
+
+#include "engine/choices.hpp"
+
 namespace engine {
 
 bool completed(const RequestRecord& rec) { return rec.error.empty() && rec.finish_s >= 0; }
@@ -19,6 +23,26 @@ Latencies latencies(const RunResult& r) {
 std::uint64_t bytes_between(const RunResult& r, int from, int to) {
   const auto& sent = r.nodes[from].traffic.bytes_to;
   return to < static_cast<int>(sent.size()) ? sent[to] : 0;
+}
+
+bool injected(const RunEvent& e) { return parse_name<FaultKind>(e.kind).has_value(); }
+
+double out_of_service_s(const RunResult& r) {
+  double total = 0, fault = -1, down_since = -1;
+  for (const RunEvent& e : r.events) {
+    if (down_since < 0 && injected(e)) {
+      fault = e.t_s;
+    } else if (e.kind == "detected" && down_since < 0) {
+      down_since = fault >= 0 ? fault : e.t_s;
+    } else if (e.kind == "recovered" && down_since >= 0) {
+      total += e.t_s - down_since;
+      down_since = fault = -1;
+    } else if (e.kind == "instance-failed") {
+      if (down_since < 0) down_since = e.t_s;
+      break;  // the instance is gone: nothing is served after
+    }
+  }
+  return down_since >= 0 ? total + std::max(0.0, r.end_s - down_since) : total;
 }
 
 std::string link_label(const std::string& a, const std::string& b) { return a + "<->" + b; }

@@ -28,6 +28,14 @@ std::uint64_t bytes_between(const RunResult& r, int from, int to);
 // "a<->b": how a cable is named in the Markdown tables and the trace.
 std::string link_label(const std::string& a, const std::string& b);
 
+// A fault the scenario injected (not what the engine did about it).
+bool injected(const RunEvent& e);
+
+// Seconds the cluster could not serve: from the last fault injected before
+// each detection until the recovery that followed, or to the end of the run
+// when none did (fail-stop gave up, or the run ended first).
+double out_of_service_s(const RunResult& r);
+
 // From each detection to the recovery (or the instance's end) that followed
 // it: [{kind, target, start_s, end_s}], end_s null when the run ended first.
 nlohmann::ordered_json recovery_phases(const RunResult& r);

@@ -100,7 +100,7 @@ std::vector<engine::Request> workload_probe(const PlanQuery& q) {
   return requests;
 }
 
-bool concurrent(const engine::Workload& w) { return w.arrival == "poisson" || w.concurrency > 1; }
+bool concurrent(const engine::Workload& w) { return w.arrival != "closed" || w.concurrency > 1; }
 
 // After losing one node of each hardware kind present: does the model still
 // fit, how long until it serves again, how fast then. The worst case counts.

@@ -185,6 +185,11 @@ TEST(ScenarioRefusal, UnknownExpectationMetric) {
                  "unknown metric 'decode_tps'; known: decode_tokens_per_s, prefill_tokens_per_s, ttft_p50_s");
 }
 
+TEST(ScenarioRefusal, AvailabilityIsRefusedNamingWhatReplacedIt) {
+  expect_refused(with(R"({"expect": {"availability": {"min": 0.9}}})"), "/expect/availability",
+                 "say \"uptime\" (the fraction of the run the cluster could serve) or \"request_success\"");
+}
+
 TEST(ScenarioRefusal, ExpectationNeedsASatisfiableBound) {
   expect_refused(with(R"({"expect": {"ttft_p99_s": {}}})"), "/expect/ttft_p99_s", "needs a bound");
   expect_refused(with(R"({"expect": {"ttft_p99_s": {"min": 2, "max": 1}}})"), "/expect/ttft_p99_s",

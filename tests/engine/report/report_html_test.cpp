@@ -33,7 +33,7 @@ ordered_json report() {
     "summary": {"decode_tokens_per_s": 10, "prefill_tokens_per_s": 100, "per_request_decode_tokens_per_s": 10,
                 "ttft_s": {"p50": 0.3, "p99": 0.5, "mean": 0.4}, "itl_s": {"p50": 0.1, "p99": 0.2, "mean": 0.15},
                 "requests": {"total": 2, "completed": 1, "failed": 1}, "output_tokens": 6, "simulated_s": 2,
-                "availability": 0.5},
+                "uptime": 0.25, "out_of_service_s": 1.5, "request_success": 0.5},
     "nodes": [
       {"rank": 0, "name": "a", "hardware": "m3-ultra-512gb", "compute_s": 1, "comm_s": 0.5, "idle_s": 0.5, "utilization": 0.5, "error": ""},
       {"rank": 1, "name": "b", "hardware": "m3-ultra-512gb", "compute_s": 1, "comm_s": 0.5, "idle_s": 0.5, "utilization": 0.5, "error": ""},
@@ -88,6 +88,29 @@ TEST(ReportHtml, ClusterDrawsNodesAndCablesWithUtilization) {
   EXPECT_THAT(cl, HasSubstr("tb5-rdma · 3.00%"));
   EXPECT_THAT(cl, HasSubstr("class=\"node-box failed\""));  // c reported an error
   EXPECT_THAT(cl, HasSubstr("data-weight-gb=\"100\" data-memory-gb=\"200\""));
+}
+
+TEST(ReportHtml, ACrashedNodeIsMarkedAndThePlacementAfterRecoveryIsDrawn) {
+  auto rep = report();
+  EXPECT_THAT(render_html(rep), Not(HasSubstr("id=\"cluster-after\"")));
+  rep["placements"] = ordered_json::parse(R"json([{"t_s": 1.6, "plan": {"strategy": "tensor-uneven", "nodes": [
+      {"rank": 0, "node": "a", "hardware": "m3-ultra-512gb", "weight_gb": 150, "memory_gb": 400},
+      {"rank": 1, "node": "b", "hardware": "m3-ultra-512gb", "weight_gb": 150, "memory_gb": 400}]}}])json");
+  const std::string html = render_html(rep);
+  EXPECT_THAT(figure(html, "cluster"), HasSubstr("data-fate=\"crashed at 1.25 s\""));
+  const std::string after = figure(html, "cluster-after");
+  EXPECT_THAT(after, HasSubstr("re-placement at 1.60 s: tensor-uneven plan"));
+  EXPECT_EQ(attribute_values(after, "<rect class=\"mem-weights\"", "data-weight-gb"),
+            (std::vector<std::string>{"150", "150"}));
+  EXPECT_THAT(after, HasSubstr("crashed at 1.25 s · holds nothing"));
+}
+
+TEST(ReportHtml, UptimeAndRequestSuccessAreTwoTilesNamedForWhatTheyAre) {
+  const std::string html = render_html(report());
+  EXPECT_THAT(html, HasSubstr("data-key=\"uptime\"><div class=\"v\">25.0% <small></small></div>"
+                              "<div class=\"k\">uptime: could serve (1.5 s out of service)</div>"));
+  EXPECT_THAT(html, HasSubstr("data-key=\"request-success\"><div class=\"v\">50.0% <small></small></div>"));
+  EXPECT_THAT(html, Not(HasSubstr("availability")));
 }
 
 TEST(ReportHtml, FaultMarkersAndPhasesAtTheirTimes) {

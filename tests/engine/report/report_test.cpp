@@ -101,6 +101,7 @@ TEST(Report, TopLevelKeysInAFixedOrder) {
   for (const auto& [k, _] : rep.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"schema", "scenario", "build", "plan", "summary", "nodes", "links",
                                             "link_cards", "requests", "timeline", "distributions", "events", "phases",
+                                            "placements",
                                             "faults", "invariants", "expectations"}));
   EXPECT_EQ(rep["schema"], "meshinfer.report/1");
   EXPECT_EQ(rep["scenario"]["seed"], 7);
@@ -137,7 +138,31 @@ TEST(Report, SummaryFromStepsAndRequests) {
   EXPECT_EQ(sum["requests"]["failed"], 1);
   EXPECT_EQ(sum["output_tokens"], 7);
   EXPECT_DOUBLE_EQ(sum["simulated_s"].get<double>(), 4.0);
-  EXPECT_DOUBLE_EQ(sum["availability"].get<double>(), 2.0 / 3);
+  EXPECT_DOUBLE_EQ(sum["request_success"].get<double>(), 2.0 / 3);
+  EXPECT_EQ(sum["uptime"], 1.0);  // no fault
+}
+
+// ci/node-crash-replan's shape: no request lost, yet 14.6 s of 21.8 s without service.
+TEST(Report, UptimeCountsFromTheFaultToTheRecoveryNotTheRequestsLost) {
+  RunResult r = run();
+  r.end_s = 21.8;
+  r.events = {{1.0, "node-crash", "m2", ""}, {1.25, "detected", "m2", ""}, {15.6, "recovered", "m2", ""}};
+  const auto sum = build_report(scenario(), Catalog::builtin(), plan(), "meshinfer", r, 7)["summary"];
+  EXPECT_NEAR(sum["out_of_service_s"].get<double>(), 14.6, 1e-12);
+  EXPECT_NEAR(sum["uptime"].get<double>(), 1 - 14.6 / 21.8, 1e-12);
+  EXPECT_DOUBLE_EQ(sum["request_success"].get<double>(), 2.0 / 3);
+}
+
+TEST(Report, AfterTheInstanceFailsNothingIsServed) {
+  RunResult r = run();
+  // A slow node detected nothing; the cable cut at 2 s ends the instance.
+  r.events = {{0.5, "node-slow", "m1", ""},
+              {2.0, "link-down", "m1-m2", ""},
+              {2.25, "detected", "m2", ""},
+              {2.3, "instance-failed", "m2", ""}};
+  const auto sum = build_report(scenario(), Catalog::builtin(), plan(), "meshinfer", r, 7)["summary"];
+  EXPECT_DOUBLE_EQ(sum["out_of_service_s"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(sum["uptime"].get<double>(), 0.5);
 }
 
 TEST(Report, EmptyRunHasZeroPercentiles) {
@@ -146,7 +171,8 @@ TEST(Report, EmptyRunHasZeroPercentiles) {
   const auto sum = build_report(scenario(), Catalog::builtin(), plan(), "meshinfer", empty, 1)["summary"];
   EXPECT_EQ(sum["ttft_s"]["p99"], 0.0);
   EXPECT_EQ(sum["decode_tokens_per_s"], 0.0);
-  EXPECT_EQ(sum["availability"], 1.0);
+  EXPECT_EQ(sum["request_success"], 1.0);
+  EXPECT_EQ(sum["uptime"], 1.0);
 }
 
 TEST(Report, PlanNodesAndRequests) {
