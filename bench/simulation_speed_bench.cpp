@@ -1,17 +1,23 @@
 // How fast the simulator runs the default scenario: decode tokens per
-// wall-second at batch 1 and 8 (one core), SimGrid events (comms started and
-// sleeps) per simulated token, and the engine against a raw SimGrid loop that
-// replays the same message and sleep pattern without the engine.
+// wall-second and simulated seconds per wall second at batch 1 and 8 (one
+// core), per node count (1 to 6 M3 Ultras, Qwen3-235B, two requests), SimGrid
+// events (comms started and sleeps) per simulated token, and the engine against
+// a raw SimGrid loop that replays the same messages and sleeps (per-message
+// overhead sleeps included) without the engine. The last lines print ratios.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
 #include <chrono>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <simgrid/s4u.hpp>
 
 #include "engine/cost_model.hpp"
 #include "engine/scenario.hpp"
 #include "engine/stack_card.hpp"
 #include "sim/isolated.hpp"
+#include "sim/platform.hpp"
 #include "sim/scenario_run.hpp"
 #include "sim/simulation.hpp"
 
@@ -23,10 +29,30 @@ struct Figures {
   double wall_s = 0, simulated_s = 0, tokens = 0, events = 0;
 };
 
+const std::string kDefault = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/default.json";
+
 const engine::Scenario& default_scenario() {
-  static const engine::Scenario s =
-      engine::load_scenario(std::string(MESHINFER_SOURCE_DIR) + "/scenarios/default.json", engine::Catalog::builtin());
+  static const engine::Scenario s = engine::load_scenario(kDefault, engine::Catalog::builtin());
   return s;
+}
+
+// The default scenario on `n` M3 Ultras 512 GB, two requests; tensor parallel
+// where the heads divide, uneven tensor parallel (3, 5, 6) where they do not.
+engine::Scenario scenario_with_nodes(int n) {
+  std::ifstream in(kDefault);
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["cluster"]["nodes"] = nlohmann::json::array();
+  for (int i = 1; i <= n; ++i)
+    j["cluster"]["nodes"].push_back({{"name", fmt::format("m{}", i)}, {"hardware", "m3-ultra-512gb"}});
+  j["parallelism"] = 64 % n == 0 && 4 % n == 0 ? "tensor" : "tensor-uneven";
+  j["workload"]["requests"] = 2;
+  return engine::parse_scenario(j.dump(), kDefault, engine::Catalog::builtin());
+}
+
+// Figures of every run, by benchmark name, for the ratio lines at the end.
+std::map<std::string, Figures>& measured() {
+  static std::map<std::string, Figures> m;
+  return m;
 }
 
 // Comms posted (one per send) and actor sleeps: the events SimGrid schedules
@@ -49,9 +75,7 @@ Figures in_child(const std::function<Figures()>& fn) {
   return f;
 }
 
-Figures run_engine(int batch) {
-  engine::Scenario s = default_scenario();
-  s.workload.concurrency = batch;
+Figures run_engine(const engine::Scenario& s) {
   const auto& catalog = engine::Catalog::builtin();
   const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
   const auto plan = engine::make_plan(s, catalog, s.parallelism.value());
@@ -67,7 +91,8 @@ Figures run_engine(int batch) {
 }
 
 // The default scenario's decode pattern at batch 1 on bare s4u: per layer a
-// sleep, a one-shot all-reduce (3 puts, 3 gets), a sleep, another all-reduce.
+// sleep, a one-shot all-reduce (3 puts, each after the link's per-message
+// overhead sleep, and 3 gets), a sleep, another all-reduce.
 Figures run_raw(double tokens) {
   const engine::Scenario& s = default_scenario();
   const auto& catalog = engine::Catalog::builtin();
@@ -79,7 +104,8 @@ Figures run_raw(double tokens) {
   engine::StepShape shape{1, 1, 600, 600, 1};
   const double attention = cost.attention_s(0, shape), ffn = cost.ffn_s(0, shape);
   const int n = static_cast<int>(s.nodes.size());
-  const double bytes = model.hidden * 2.0;
+  const engine::LinkCard& link = catalog.link(s.fabric.link);
+  const double bytes = sim::wire_bytes(link, model.hidden * 2.0), overhead = link.per_message_overhead_s;
   sim::Simulation simulation(sim::platform_from_scenario(s, catalog));
   auto events = count_events();
   auto end_s = std::make_shared<double>(0);
@@ -87,8 +113,10 @@ Figures run_raw(double tokens) {
     sg4::Actor::create("raw", sg4::Host::by_name(simulation.platform().hosts[r]), [=] {
       static int payload;  // s4u needs a non-null payload to know this side sends
       auto all_reduce = [&] {
-        for (int k = 1; k < n; ++k)
+        for (int k = 1; k < n; ++k) {
+          sg4::this_actor::sleep_for(overhead);
           sg4::Mailbox::by_name(fmt::format("raw{}-{}", r, (r + k) % n))->put_init(&payload, bytes)->detach();
+        }
         for (int k = 1; k < n; ++k) sg4::Mailbox::by_name(fmt::format("raw{}-{}", (r - k + n) % n, r))->get<void>();
       };
       for (int t = 0; t < tokens; ++t)
@@ -112,6 +140,7 @@ Figures run_raw(double tokens) {
 }
 
 void report(benchmark::State& state, const Figures& f) {
+  measured()[state.name()] = f;
   state.counters["tokens_per_wall_s"] = f.tokens / f.wall_s;
   state.counters["simulated_over_wall"] = f.simulated_s / f.wall_s;
   state.counters["events_per_token"] = f.events / f.tokens;
@@ -120,7 +149,11 @@ void report(benchmark::State& state, const Figures& f) {
 void BM_DefaultScenario(benchmark::State& state) {
   Figures f;
   for (auto _ : state) {
-    f = in_child([&] { return run_engine(static_cast<int>(state.range(0))); });
+    f = in_child([&] {
+      engine::Scenario s = default_scenario();
+      s.workload.concurrency = static_cast<int>(state.range(0));
+      return run_engine(s);
+    });
     state.SetIterationTime(f.wall_s);
   }
   report(state, f);
@@ -136,6 +169,15 @@ void BM_RawSimGridSamePattern(benchmark::State& state) {
   report(state, f);
 }
 
+void BM_NodeCount(benchmark::State& state) {
+  Figures f;
+  for (auto _ : state) {
+    f = in_child([&] { return run_engine(scenario_with_nodes(static_cast<int>(state.range(0)))); });
+    state.SetIterationTime(f.wall_s);
+  }
+  report(state, f);
+}
+
 BENCHMARK(BM_DefaultScenario)
     ->ArgName("batch")
     ->Arg(1)
@@ -144,7 +186,36 @@ BENCHMARK(BM_DefaultScenario)
     ->Iterations(1)
     ->Unit(benchmark::kSecond);
 BENCHMARK(BM_RawSimGridSamePattern)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_NodeCount)->ArgName("nodes")->DenseRange(1, 6)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+
+// Simulated seconds per wall second against the targets (10x at batch
+// 1 and per node count, 30x at batch 8), and the engine against the raw loop.
+void print_ratios() {
+  const auto& m = measured();
+  auto speed = [&](const std::string& name) {
+    const auto f = m.find(name);
+    return f == m.end() ? 0.0 : f->second.simulated_s / f->second.wall_s;
+  };
+  fmt::print("\n{:<44} {:>12} {:>8} {:>8}\n", "run", "sim s/wall s", "target", "ratio");
+  auto line = [&](const std::string& name, double target) {
+    fmt::print("{:<44} {:>12.2f} {:>8.0f} {:>8.2f}\n", name, speed(name), target, speed(name) / target);
+  };
+  line("BM_DefaultScenario/batch:1/iterations:1/manual_time", 10);
+  line("BM_DefaultScenario/batch:8/iterations:1/manual_time", 30);
+  for (int n = 1; n <= 6; ++n) line(fmt::format("BM_NodeCount/nodes:{}/iterations:1/manual_time", n), 10);
+  const auto engine = m.find("BM_DefaultScenario/batch:1/iterations:1/manual_time");
+  const auto raw = m.find("BM_RawSimGridSamePattern/iterations:1/manual_time");
+  if (engine != m.end() && raw != m.end())
+    fmt::print("engine / raw SimGrid loop, wall s per decode token: {:.2f} (target 1.2 or less)\n",
+               (engine->second.wall_s / engine->second.tokens) / (raw->second.wall_s / raw->second.tokens));
+}
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  print_ratios();
+  benchmark::Shutdown();
+  return 0;
+}
