@@ -9,6 +9,7 @@
 
 #include "engine/error.hpp"
 #include "engine/tags.hpp"
+#include "hw/platform.hpp"
 #include "hw/socket_util.hpp"
 #include "hw/verbs/verbs_api.hpp"
 #include "hw/verbs/verbs_link.hpp"
@@ -129,10 +130,9 @@ void VerbsRuntime::wait_for_completion(Clock::time_point until) {
   for (int p = 0; p < world_; ++p)
     if (live(p) && step(p)) return;  // it came before the arm
   const auto wake = std::min(until, Clock::now() + std::chrono::milliseconds(100));
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - Clock::now()).count();
-  const timespec timeout{static_cast<time_t>(std::max<long long>(ns, 0) / 1000000000),
-                         static_cast<long>(std::max<long long>(ns, 0) % 1000000000)};
-  ppoll(fds.data(), fds.size(), &timeout, nullptr);
+  hw::poll_for(fds.data(), fds.size(),
+               std::max(std::chrono::nanoseconds::zero(),
+                        std::chrono::duration_cast<std::chrono::nanoseconds>(wake - Clock::now())));
   for (int p = 0; p < world_; ++p)
     if (live(p)) peers_[p].link->drain_events();
 }
