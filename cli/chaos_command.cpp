@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output_file.hpp"
+#include "cli/study_shard.hpp"
 #include "engine/error.hpp"
 #include "engine/scenario.hpp"
 #include "sim/studies/chaos.hpp"
@@ -19,6 +20,7 @@ struct ChaosOptions {
   std::string scenario, seeds = "1..100", out, junit;
   std::vector<std::string> kinds;
   int jobs = 0, requests = 0, output_tokens = 0;
+  StudyShare share;
 };
 
 void parse_seeds(const std::string& text, sim::ChaosQuery& q) {
@@ -33,7 +35,7 @@ void parse_seeds(const std::string& text, sim::ChaosQuery& q) {
   if (q.last_seed < q.first_seed) throw engine::InputError("--seeds", text, "the last seed comes before the first");
 }
 
-int chaos(const ChaosOptions& o) {
+int chaos(ChaosOptions& o) {
   engine::Scenario s = engine::load_scenario(o.scenario, engine::Catalog::builtin());
   const engine::Catalog catalog = engine::catalog_for(s, engine::Catalog::builtin());
   // A campaign runs the scenario hundreds of times: it may be shortened.
@@ -53,8 +55,14 @@ int chaos(const ChaosOptions& o) {
     const auto all = engine::all_of<engine::FaultKind>();
     q.kinds.assign(all.begin(), all.end());
   }
-  q.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  q.workers = o.share.workers(o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))));
+  if (o.share.sharded() && o.out.empty())
+    throw engine::InputError("--out", "", "a shard needs --out for its shard file");
   const auto campaign = sim::run_chaos(s, catalog, q);
+  if (o.share.sharded()) {
+    o.share.write(o.share.file_beside(o.out, false));
+    return 0;
+  }
   fmt::print("{}", sim::render_chaos_table(campaign));
   if (!o.out.empty()) write_text_file(o.out, campaign.dump(2) + "\n");
   if (!o.junit.empty()) write_text_file(o.junit, sim::render_chaos_junit(campaign));
@@ -75,6 +83,7 @@ void add_chaos_command(CLI::App& app, int& status) {
   cmd->add_option("--jobs", o->jobs, "worker processes (default: all cores)");
   cmd->add_option("--out", o->out, "write the campaign as JSON here");
   cmd->add_option("--junit", o->junit, "write each seed's invariants as JUnit XML here");
+  o->share.add_option(cmd);
   cmd->callback([o, &status] { status = chaos(*o); });
 }
 

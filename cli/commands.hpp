@@ -3,17 +3,24 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 namespace cli {
 
 inline constexpr int kExitBreach = 1;    // an expectation or invariant failed
 inline constexpr int kExitBadInput = 2;  // the scenario or a card was refused
 
+// Parses `args` (without the program name) and runs the subcommand: main's
+// work, and `meshinfer merge`'s when it replays a sharded command.
+int run_app(std::vector<std::string> args);
+
 void add_run_command(CLI::App& app, int& status);
 void add_validate_command(CLI::App& app, int& status);
 void add_plan_command(CLI::App& app, int& status);
 void add_calibrate_command(CLI::App& app, int& status);
 void add_chaos_command(CLI::App& app, int& status);
+void add_merge_command(CLI::App& app, int& status);
 void add_node_command(CLI::App& app, int& status);
 void add_launch_command(CLI::App& app, int& status);
 void add_probe_command(CLI::App& app, int& status);

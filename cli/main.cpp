@@ -1,49 +1,12 @@
-// The meshinfer command line: one subcommand per job (cli/*_command.cpp).
-#include <fmt/format.h>
-
-#include <CLI/CLI.hpp>
-#include <cstdio>
+// meshinfer's entry point: the command line is cli::run_app's.
+#include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
-#include "engine/error.hpp"
-#include "engine/planner.hpp"
-
-namespace {
-
-std::string features() {
-#ifdef MESHINFER_HAVE_VERBS
-  return "transports: tcp, verbs";
-#else
-  return "transports: tcp (verbs transport not built: rdma-core headers were missing)";
-#endif
-}
-
-}  // namespace
+#include "cli/study_shard.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"meshinfer: LLM inference on a simulated or real mesh of machines"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", fmt::format("meshinfer 0.1.0 ({}), {}", MESHINFER_GIT, features()));
-  int status = 0;
-  cli::add_run_command(app, status);
-  cli::add_validate_command(app, status);
-  cli::add_plan_command(app, status);
-  cli::add_calibrate_command(app, status);
-  cli::add_chaos_command(app, status);
-  cli::add_node_command(app, status);
-  cli::add_launch_command(app, status);
-  cli::add_probe_command(app, status);
-  cli::add_make_model_command(app, status);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const engine::InputError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return cli::kExitBadInput;
-  } catch (const engine::PlanError& e) {
-    fmt::print(stderr, "error: cannot place the model: {}\n", e.what());
-    return cli::kExitBadInput;
-  }
-  return status;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  cli::set_command_line(args);
+  return cli::run_app(args);
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/study_shard.hpp"
 #include "engine/error.hpp"
 #include "engine/scenario.hpp"
 #include "nlohmann/json.hpp"
@@ -24,6 +25,7 @@ struct PlanOptions {
   std::vector<std::string> hardware{"m3-ultra-512gb"}, links{"tb5-rdma"}, strategies, cards;
   int max_nodes = 4;
   int jobs = 0;
+  StudyShare share;
 };
 
 std::string known(const std::vector<std::string>& names) {
@@ -86,7 +88,7 @@ engine::Workload load_workload(const std::string& file, const std::string& model
       .workload;
 }
 
-int plan(PlanOptions o) {
+int plan(PlanOptions& o) {
   engine::Catalog catalog = engine::Catalog::builtin();
   for (const auto& card : o.cards) catalog.add_card_file(card);
   if (!catalog.has_model(o.model))
@@ -127,10 +129,14 @@ int plan(PlanOptions o) {
   q.workload = load_workload(o.workload_file, o.model, o.quant, catalog);
   parse_slo(o.slo, q);
   q.profile = o.profile;
-  q.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  q.workers = o.share.workers(o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))));
 
   const auto result = sim::run_plan_sweep(q, catalog);
   const std::string dir = o.out.empty() ? fmt::format("reports/out/plan-{}-{}", o.model, o.quant) : o.out;
+  if (o.share.sharded()) {
+    o.share.write(o.share.file_beside(dir, true));
+    return 0;
+  }
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/plan.json") << result.dump(2) << "\n";
   std::ofstream(dir + "/plan.md") << sim::render_plan_markdown(result);
@@ -157,6 +163,7 @@ void add_plan_command(CLI::App& app, int& status) {
   cmd->add_option("--card", o->cards, "what-if hardware or link card file (repeatable)");
   cmd->add_option("--jobs", o->jobs, "worker processes (default: all cores); results do not depend on it");
   cmd->add_option("--out", o->out, "directory for plan.json and plan.md");
+  o->share.add_option(cmd);
   cmd->callback([o, &status] { status = plan(*o); });
 }
 

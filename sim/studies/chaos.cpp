@@ -88,7 +88,7 @@ json run_chaos(const engine::Scenario& s, const engine::Catalog& catalog, const 
   const double base_speed = baseline["summary"]["decode_tokens_per_s"].get<double>();
 
   const int n = static_cast<int>(q.last_seed - q.first_seed + 1);
-  const auto results = run_parallel(n, q.jobs, [&](int i) {
+  const auto results = run_items(n, q.workers, [&](int i) {
     engine::Scenario chaotic = s;
     chaotic.seed = q.first_seed + i;
     chaotic.faults = chaos_faults(s, q.kinds, chaotic.seed, span);

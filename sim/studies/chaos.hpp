@@ -8,13 +8,14 @@
 
 #include "engine/catalog.hpp"
 #include "engine/scenario.hpp"
+#include "sim/studies/worker_pool.hpp"
 
 namespace sim {
 
 struct ChaosQuery {
   unsigned long long first_seed = 1, last_seed = 100;
   std::vector<engine::FaultKind> kinds;  // fault kinds to draw from
-  int jobs = 1;
+  Workers workers;
 };
 
 // The faults seed `seed` injects into `s`: one to three, at random times

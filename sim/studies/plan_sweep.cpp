@@ -277,7 +277,7 @@ json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog) {
       to_simulate.push_back(static_cast<int>(i));
     candidates.push_back(c);
   }
-  const auto results = run_parallel(static_cast<int>(to_simulate.size()), q.jobs, [&](int k) {
+  const auto results = run_items(static_cast<int>(to_simulate.size()), q.workers, [&](int k) {
     return simulate_candidate(q, specs[to_simulate[k]], catalog).dump();
   });
   for (std::size_t k = 0; k < to_simulate.size(); ++k) {

@@ -9,6 +9,7 @@
 
 #include "engine/catalog.hpp"
 #include "engine/scenario.hpp"
+#include "sim/studies/worker_pool.hpp"
 
 namespace sim {
 
@@ -21,7 +22,7 @@ struct PlanQuery {
   engine::Workload workload;
   double slo_ttft_s = 0, slo_itl_s = 0;  // 0: no bound
   std::string profile = "meshinfer";
-  int jobs = 1;
+  Workers workers;
   unsigned long long seed = 1;
 };
 

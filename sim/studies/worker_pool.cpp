@@ -89,4 +89,27 @@ std::vector<IsolatedResult> run_parallel(int items, int jobs, const std::functio
   return out;
 }
 
+std::vector<IsolatedResult> run_items(int items, const Workers& w, const std::function<std::string(int)>& fn) {
+  if (w.merged) {
+    if (static_cast<int>(w.merged->size()) != items)
+      throw std::runtime_error("merge: the shards hold " + std::to_string(w.merged->size()) +
+                               " results, the study has " + std::to_string(items) +
+                               " items (not the same command or catalog?)");
+    return *w.merged;
+  }
+  std::vector<int> mine;
+  for (int i = 0; i < items; ++i)
+    if (w.shard.owns(i)) mine.push_back(i);
+  const auto ran = run_parallel(static_cast<int>(mine.size()), w.jobs, [&](int k) { return fn(mine[k]); });
+  if (w.ran) w.ran->items = items;
+  std::vector<IsolatedResult> out(items);
+  for (int i = 0; i < items; ++i)
+    out[i] = {false, "run by shard " + std::to_string(i % w.shard.count) + "/" + std::to_string(w.shard.count)};
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    out[mine[k]] = ran[k];
+    if (w.ran) w.ran->results.emplace_back(mine[k], ran[k]);
+  }
+  return out;
+}
+
 }  // namespace sim

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/isolated.hpp"
@@ -13,5 +14,31 @@
 namespace sim {
 
 std::vector<IsolatedResult> run_parallel(int items, int jobs, const std::function<std::string(int)>& fn);
+
+// One share of a study spread over machines: shard `index` of `count` runs
+// items index, index + count, index + 2 count, ...
+struct Shard {
+  int index = 0, count = 1;
+  bool owns(int item) const { return item % count == index; }
+};
+
+// What one shard ran: its share of the study's `items`, by item.
+struct ShardRun {
+  int items = 0;
+  std::vector<std::pair<int, IsolatedResult>> results;
+};
+
+// Where a study's items run: on `jobs` local workers, only this shard's share
+// of them, or nowhere when `meshinfer merge` already holds every result.
+struct Workers {
+  int jobs = 1;
+  Shard shard;
+  const std::vector<IsolatedResult>* merged = nullptr;  // one result per item, from the shards
+  ShardRun* ran = nullptr;                              // receives what this shard ran
+};
+
+// run_parallel over the items `w` says to run; the others hold an error that
+// says which shard has them.
+std::vector<IsolatedResult> run_items(int items, const Workers& w, const std::function<std::string(int)>& fn);
 
 }  // namespace sim

@@ -1,0 +1,56 @@
+// The meshinfer command line: one subcommand per job (cli/*_command.cpp).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "engine/error.hpp"
+#include "engine/planner.hpp"
+
+namespace cli {
+
+namespace {
+
+std::string features() {
+#ifdef MESHINFER_HAVE_VERBS
+  return "transports: tcp, verbs";
+#else
+  return "transports: tcp (verbs transport not built: rdma-core headers were missing)";
+#endif
+}
+
+}  // namespace
+
+int run_app(std::vector<std::string> args) {
+  CLI::App app{"meshinfer: LLM inference on a simulated or real mesh of machines"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("meshinfer 0.1.0 ({}), {}", MESHINFER_GIT, features()));
+  int status = 0;
+  add_run_command(app, status);
+  add_validate_command(app, status);
+  add_plan_command(app, status);
+  add_calibrate_command(app, status);
+  add_chaos_command(app, status);
+  add_merge_command(app, status);
+  add_node_command(app, status);
+  add_launch_command(app, status);
+  add_probe_command(app, status);
+  add_make_model_command(app, status);
+  try {
+    std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const engine::InputError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitBadInput;
+  } catch (const engine::PlanError& e) {
+    fmt::print(stderr, "error: cannot place the model: {}\n", e.what());
+    return kExitBadInput;
+  }
+  return status;
+}
+
+}  // namespace cli
