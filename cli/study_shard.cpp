@@ -4,9 +4,9 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/output_file.hpp"
 #include "engine/error.hpp"
 
 namespace cli {
@@ -104,9 +104,7 @@ void StudyShare::write(const std::string& path) const {
                                     {"shard", {shard_.index, shard_.count}},
                                     {"items", ran_.items},
                                     {"results", results}};
-  const std::filesystem::path p(path);
-  if (!p.parent_path().empty()) std::filesystem::create_directories(p.parent_path());
-  std::ofstream(path) << file.dump() << "\n";
+  write_text_file(path, file.dump() + "\n");
   fmt::print("shard {}/{}: ran {} of {} simulations; merge the shards with `meshinfer merge`: {}\n", shard_.index,
              shard_.count, ran_.results.size(), ran_.items, path);
 }
