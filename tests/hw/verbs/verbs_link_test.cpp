@@ -238,7 +238,7 @@ TEST(VerbsLink, UcCarriesNoReliableConnectionAttributes) {
 TEST(VerbsLink, RcAddsRetriesThatEnd) {
   Recorder api;
   hw::VerbsLink(api, "rdma_en3", "r", options(hw::QpType::kRC), 1).connect(remote());
-  EXPECT_EQ(api.calls[11], "create_qp RC");
+  EXPECT_NE(std::find(api.calls.begin(), api.calls.end(), "create_qp RC"), api.calls.end());
   EXPECT_TRUE(api.masks["RTR"] & IBV_QP_MIN_RNR_TIMER);
   EXPECT_TRUE(api.masks["RTS"] & IBV_QP_RETRY_CNT);
   EXPECT_LT(api.attrs["RTS"].rnr_retry, 7);  // 7 would retry forever
