@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <simgrid/s4u.hpp>
 
+#include "engine/build_info.hpp"
 #include "engine/cost_model.hpp"
 #include "engine/scenario.hpp"
 #include "engine/stack_card.hpp"
@@ -29,7 +30,7 @@ struct Figures {
   double wall_s = 0, simulated_s = 0, tokens = 0, events = 0;
 };
 
-const std::string kDefault = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/default.json";
+const std::string kDefault = std::string(engine::kSourceDir) + "/scenarios/default.json";
 
 const engine::Scenario& default_scenario() {
   static const engine::Scenario s = engine::load_scenario(kDefault, engine::Catalog::builtin());

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
+#include "engine/build_info.hpp"
 #include "engine/error.hpp"
 #include "engine/planner.hpp"
 #include "hw/platform.hpp"
@@ -28,7 +29,7 @@ std::string features() {
 int run_app(std::vector<std::string> args) {
   CLI::App app{"meshinfer: LLM inference on a simulated or real mesh of machines"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", fmt::format("meshinfer 0.1.0 ({}), {}", MESHINFER_GIT, features()));
+  app.set_version_flag("--version", fmt::format("meshinfer {} ({}), {}", engine::kVersion, engine::kGitCommit, features()));
   int status = 0;
   add_run_command(app, status);
   add_validate_command(app, status);

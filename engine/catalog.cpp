@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "engine/build_info.hpp"
 #include "engine/error.hpp"
 #include "engine/json_input.hpp"
 
@@ -265,7 +266,7 @@ void Catalog::add_card_file(const std::string& path) {
 const Catalog& Catalog::builtin() {
   static const Catalog catalog = [] {
     const char* env = std::getenv("MESHINFER_CATALOG");
-    return load(env && *env ? env : MESHINFER_SOURCE_DIR "/scenarios/catalog");
+    return load(env && *env ? env : std::string(kSourceDir) + "/scenarios/catalog");
   }();
   return catalog;
 }

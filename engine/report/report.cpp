@@ -11,6 +11,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "engine/build_info.hpp"
 #include "engine/invariants.hpp"
 #include "engine/report/markdown.hpp"
 #include "engine/report/report_html.hpp"
@@ -25,7 +26,6 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 
 constexpr const char* kSchema = "meshinfer.report/1";
-constexpr const char* kVersion = "0.1.0";  // project(VERSION) in CMakeLists.txt
 constexpr double kGB = 1e9;
 
 // Nearest rank: the smallest value with at least p% of the values at or below it.
@@ -246,7 +246,7 @@ ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan&
                          {{"policy", to_string(s.recovery)},
                           {"heartbeat_s", s.heartbeat_s},
                           {"heartbeat_timeout_s", s.heartbeat_timeout_s}}}};
-  report["build"] = {{"version", kVersion}, {"git", MESHINFER_GIT}};
+  report["build"] = {{"version", kVersion}, {"git", kGitCommit}};
   report["plan"] = plan_json(plan);
   report["summary"] = summary_json(r);
   report["nodes"] = nodes_json(s, r);

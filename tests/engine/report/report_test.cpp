@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "engine/build_info.hpp"
 #include "engine/report/expectations.hpp"
 #include "engine/report/markdown.hpp"
 #include "engine/report/report_html.hpp"
@@ -105,7 +106,7 @@ TEST(Report, TopLevelKeysInAFixedOrder) {
                                             "faults", "invariants", "expectations"}));
   EXPECT_EQ(rep["schema"], "meshinfer.report/1");
   EXPECT_EQ(rep["scenario"]["seed"], 7);
-  EXPECT_EQ(rep["build"]["git"], MESHINFER_GIT);
+  EXPECT_EQ(rep["build"]["git"], engine::kGitCommit);
 }
 
 // A report says which card its timings came from: a probed card's figures differ from the catalog's.
