@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/report/markup.hpp"
+
 namespace engine {
 
 namespace {
@@ -27,34 +29,6 @@ void add_invariant_cases(const std::string& classname, const std::vector<Invaria
   }
 }
 
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char ch : text) {
-    const auto u = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += (u < 0x20 && ch != '\t' && ch != '\n') ? std::string("\xEF\xBF\xBD") : std::string(1, ch);
-    }
-  }
-  return out;
-}
-
 std::string render_junit(const std::string& name, const std::vector<JunitSuite>& suites) {
   int tests = 0, failed = 0, errors = 0;
   for (const auto& s : suites) {
@@ -63,32 +37,32 @@ std::string render_junit(const std::string& name, const std::vector<JunitSuite>&
     errors += s.errored;
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n", xml_escape(name), tests,
-                     failed, errors);
+  out += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n", escape_markup(name),
+                     tests, failed, errors);
   for (const auto& s : suites) {
-    out +=
-        fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\">\n",
-                    xml_escape(s.name), s.errored ? 1 : s.cases.size(), s.errored ? 0 : failures(s), s.errored ? 1 : 0);
+    out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\">\n",
+                       escape_markup(s.name), s.errored ? 1 : s.cases.size(), s.errored ? 0 : failures(s),
+                       s.errored ? 1 : 0);
     if (!s.properties.empty()) {
       out += "    <properties>\n";
       for (const auto& [key, value] : s.properties)
-        out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", xml_escape(key), xml_escape(value));
+        out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", escape_markup(key), escape_markup(value));
       out += "    </properties>\n";
     }
     if (s.errored) {
-      out += fmt::format("    <testcase classname=\"{0}\" name=\"the run completes\">\n", xml_escape(s.name));
-      out += fmt::format("      <error message=\"{}\" type=\"crash\"/>\n    </testcase>\n", xml_escape(s.error));
+      out += fmt::format("    <testcase classname=\"{0}\" name=\"the run completes\">\n", escape_markup(s.name));
+      out += fmt::format("      <error message=\"{}\" type=\"crash\"/>\n    </testcase>\n", escape_markup(s.error));
     }
     for (const auto& c : s.errored ? std::vector<JunitCase>{} : s.cases) {
       const std::string head =
-          fmt::format("    <testcase classname=\"{}\" name=\"{}\"", xml_escape(c.classname), xml_escape(c.name));
+          fmt::format("    <testcase classname=\"{}\" name=\"{}\"", escape_markup(c.classname), escape_markup(c.name));
       if (!c.failed) {
         out += head + "/>\n";
         continue;
       }
       out += head + ">\n";
-      out += fmt::format("      <failure message=\"{}\" type=\"breach\">{}</failure>\n", xml_escape(c.message),
-                         xml_escape(c.details));
+      out += fmt::format("      <failure message=\"{}\" type=\"breach\">{}</failure>\n", escape_markup(c.message),
+                         escape_markup(c.details));
       out += "    </testcase>\n";
     }
     out += "  </testsuite>\n";

@@ -29,10 +29,6 @@ struct JunitSuite {
   std::string error;
 };
 
-// `text` with &, <, >, " and ' as entities, and characters XML 1.0 cannot
-// carry (controls other than tab and newline) as U+FFFD.
-std::string xml_escape(std::string_view text);
-
 // A whole JUnit file: <testsuites name=...> around `suites`, with the totals.
 std::string render_junit(const std::string& name, const std::vector<JunitSuite>& suites);
 

@@ -23,20 +23,21 @@ using nlohmann::ordered_json;
 void header(std::string& out, const ordered_json& report) {
   const auto& sc = report.at("scenario");
   const auto& build = report.at("build");
-  put(out, "<header data-scenario=\"{}\" data-seed=\"{}\"><h1>{}</h1>", esc(str(sc, "name")),
-      sc.at("seed").get<unsigned long long>(), esc(str(sc, "name")));
-  if (const std::string d = str(sc, "description"); !d.empty()) put(out, "<p class=\"desc\">{}</p>", esc(d));
+  put(out, "<header data-scenario=\"{}\" data-seed=\"{}\"><h1>{}</h1>", escape_markup(str(sc, "name")),
+      sc.at("seed").get<unsigned long long>(), escape_markup(str(sc, "name")));
+  if (const std::string d = str(sc, "description"); !d.empty()) put(out, "<p class=\"desc\">{}</p>", escape_markup(d));
   put(out,
       "<p class=\"meta\">{} · {} {} · {} plan ({} requested) · seed {} · profile {} · meshinfer {} ({})</p></header>",
-      esc(str(sc, "file")), esc(str(sc, "model")), esc(str(sc, "quant")), esc(str(report.at("plan"), "strategy")),
-      esc(str(sc, "parallelism")), sc.at("seed").get<unsigned long long>(), esc(str(sc, "profile")),
-      esc(str(build, "version")), esc(str(build, "git")));
+      escape_markup(str(sc, "file")), escape_markup(str(sc, "model")), escape_markup(str(sc, "quant")),
+      escape_markup(str(report.at("plan"), "strategy")), escape_markup(str(sc, "parallelism")),
+      sc.at("seed").get<unsigned long long>(), escape_markup(str(sc, "profile")), escape_markup(str(build, "version")),
+      escape_markup(str(build, "git")));
 }
 
 void tile(std::string& out, const char* key, const std::string& value, const char* unit, const std::string& what) {
   put(out,
       "<div class=\"tile\" data-key=\"{}\"><div class=\"v\">{} <small>{}</small></div><div class=\"k\">{}</div></div>",
-      key, esc(value), unit, esc(what));
+      key, escape_markup(value), unit, escape_markup(what));
 }
 
 void summary_tiles(std::string& out, const ordered_json& report) {
@@ -128,7 +129,8 @@ void cluster(std::string& out, const ordered_json& report, const ordered_json& p
       put(out,
           "<g class=\"cable\"><line class=\"cable\" data-a=\"{}\" data-b=\"{}\" data-link=\"{}\" "
           "data-utilization=\"{}\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"></line>",
-          esc(a), esc(b), esc(str(l, "link")), num(dbl(l, "utilization")), ax + ox, ay + oy, bx + ox, by + oy);
+          escape_markup(a), escape_markup(b), escape_markup(str(l, "link")), num(dbl(l, "utilization")), ax + ox,
+          ay + oy, bx + ox, by + oy);
       const auto [lx, ly] = label_spot({ax + ox, ay + oy}, {bx + ox, by + oy}, labels);
       const std::string label = str(l, "link") + " · " + percent(dbl(l, "utilization"));
       const double half = 3.2 * label.size() + 4;  // about half the text's width at 11 px
@@ -140,11 +142,12 @@ void cluster(std::string& out, const ordered_json& report, const ordered_json& p
       const std::string name = str(node, "name");
       const auto [cx, cy] = pos[name];
       const double x = cx - box_w / 2, y = cy - kBoxH / 2;
-      put(out, "<g class=\"node\" data-node=\"{}\" data-hardware=\"{}\">", esc(name), esc(str(node, "hardware")));
+      put(out, "<g class=\"node\" data-node=\"{}\" data-hardware=\"{}\">", escape_markup(name),
+          escape_markup(str(node, "hardware")));
       const auto fate = fates.find(name);
       const bool failed = !node.at("error").get<std::string>().empty() || fate != fates.end();
       rect(out, failed ? "node-box failed" : "node-box", x, y, box_w, kBoxH,
-           fate == fates.end() ? "" : fmt::format(" data-fate=\"{}\"", esc(fate->second)));
+           fate == fates.end() ? "" : fmt::format(" data-fate=\"{}\"", escape_markup(fate->second)));
       text(out, "node-name", x + 8, y + 17, name);
       text(out, "node-hw", x + 8, y + 31, str(node, "hardware") + " · " + percent(dbl(node, "utilization")) + " busy");
       if (const auto* sh = shard_of(plan, name)) {
@@ -221,7 +224,7 @@ void per_token(std::string& out, const ordered_json& report) {
           const double y = kTop + i * (kBarH + kGap);
           put(out,
               "<g class=\"breakdown\" data-node=\"{}\" data-compute-ms=\"{}\" data-comm-ms=\"{}\" data-wait-ms=\"{}\">",
-              esc(str(n, "name")), num(ms[0]), num(ms[1]), num(ms[2]));
+              escape_markup(str(n, "name")), num(ms[0]), num(ms[1]), num(ms[2]));
           text(out, "lane-label", 8, y + kBarH / 2 + 4, str(n, "name"));
           double at = 0;
           const char* parts[] = {"compute", "comm", "idle"};
@@ -246,10 +249,11 @@ void events_table(std::string& out, const ordered_json& report) {
       "<th>target</th><th>detail / until</th></tr>";
   for (const auto& e : events)
     put(out, "<tr class=\"event\"><td>{:.3f}</td><td>{}</td><td>{}</td><td>{}</td></tr>", dbl(e, "t_s"),
-        esc(str(e, "kind")), esc(optional_str(e, "target")), esc(optional_str(e, "detail")));
+        escape_markup(str(e, "kind")), escape_markup(optional_str(e, "target")),
+        escape_markup(optional_str(e, "detail")));
   for (const auto& p : phases)
     put(out, "<tr class=\"phase-row\"><td>{:.3f}</td><td>phase: {}</td><td>{}</td><td>{}</td></tr>", dbl(p, "start_s"),
-        esc(str(p, "kind")), esc(optional_str(p, "target")),
+        escape_markup(str(p, "kind")), escape_markup(optional_str(p, "target")),
         p.at("end_s").is_null() ? "end of run" : fmt::format("{:.3f} s", dbl(p, "end_s")));
   out += "</table></section>";
 }
@@ -269,8 +273,8 @@ void expectations(std::string& out, const ordered_json& report) {
     put(out,
         "<tr class=\"expectation\" data-metric=\"{0}\" data-pass=\"{1}\"><td>{0}</td><td>{2} {3:g}</td>"
         "<td>{4:g}</td><td><span class=\"badge {5}\">{6}</span></td></tr>",
-        esc(str(e, "metric")), pass ? "true" : "false", op_symbol(str(e, "op")), dbl(e, "bound"), dbl(e, "value"),
-        pass ? "pass" : "fail", pass ? "PASS" : "FAIL");
+        escape_markup(str(e, "metric")), pass ? "true" : "false", op_symbol(str(e, "op")), dbl(e, "bound"),
+        dbl(e, "value"), pass ? "pass" : "fail", pass ? "PASS" : "FAIL");
   }
   out += "</table></section>";
 }
@@ -303,7 +307,7 @@ std::string render_html(const ordered_json& report) {
   events_table(out, report);
   expectations(out, report);
   put(out, "<footer>Drawn by meshinfer from report.json ({}); every figure is simulated time.</footer></body></html>\n",
-      esc(str(report, "schema")));
+      escape_markup(str(report, "schema")));
   return out;
 }
 

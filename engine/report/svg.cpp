@@ -55,32 +55,6 @@ line.slo{stroke:var(--fail);stroke-dasharray:6 4;stroke-width:1.5}
 
 }  // namespace
 
-std::string esc(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string num(double v) { return fmt::format("{}", v); }
 std::string fixed(double v, int digits) { return fmt::format("{:.{}f}", v, digits); }
 std::string percent(double fraction) { return fixed(100 * fraction, fraction < 0.1 ? 2 : 1) + "%"; }
@@ -128,12 +102,12 @@ void axis(std::string& out, const Scale& s, Side side, double at, const std::str
   const double mid = (s.r0 + s.r1) / 2;
   if (bottom)
     put(out, "<text class=\"axis-title\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>", mid, at + 34,
-        esc(title));
+        escape_markup(title));
   else
     put(out,
         "<text class=\"axis-title\" transform=\"translate({:.1f} {:.1f}) rotate(-90)\" "
         "text-anchor=\"middle\">{}</text>",
-        at - 52, mid, esc(title));
+        at - 52, mid, escape_markup(title));
   out += "</g>";
 }
 
@@ -148,7 +122,7 @@ void rect(std::string& out, std::string_view cls, double x, double y, double w, 
 void text(std::string& out, std::string_view cls, double x, double y, const std::string& content,
           std::string_view anchor) {
   put(out, "<text class=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">{}</text>", cls, x, y, anchor,
-      esc(content));
+      escape_markup(content));
 }
 
 void legend(std::string& out, const Legend& items) {
@@ -158,7 +132,7 @@ void legend(std::string& out, const Legend& items) {
     put(out,
         "<span><svg class=\"swatch\" viewBox=\"0 0 12 12\"><rect class=\"key {}\" width=\"12\" "
         "height=\"12\"></rect></svg>{}</span>",
-        cls, esc(label));
+        cls, escape_markup(label));
   out += "</div>";
 }
 
@@ -166,7 +140,7 @@ void page_head(std::string& out, const std::string& title) {
   put(out,
       "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
       "content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{}</style></head><body>",
-      esc(title), kStyle);
+      escape_markup(title), kStyle);
 }
 
 }  // namespace engine::html

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/report/markup.hpp"
+
 namespace engine::html {
 
 using Legend = std::vector<std::pair<std::string, std::string>>;  // (class, label)
@@ -26,9 +28,6 @@ template <typename... Args>
 void put(std::string& out, fmt::format_string<Args...> f, Args&&... args) {
   fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
 }
-
-// Text made safe for HTML content and attribute values.
-std::string esc(std::string_view text);
 
 // data-* values: the shortest text that reads back as the same number.
 std::string num(double v);
@@ -73,7 +72,7 @@ void figure(std::string& out, const char* id, const std::string& title, double w
   put(out,
       "<figure class=\"chart\" id=\"{0}\"><figcaption>{1}</figcaption>"
       "<svg viewBox=\"0 0 {2} {3}\" role=\"img\" aria-label=\"{1}\">",
-      id, esc(title), width, height);
+      id, escape_markup(title), width, height);
   body();
   out += "</svg>";
   legend(out, items);

@@ -30,7 +30,7 @@ void lane(std::string& out, const std::string& data, double y, double h, const s
   put(out,
       "<g class=\"lane\" {}><text class=\"lane-label\" x=\"8\" y=\"{:.1f}\">{} <tspan "
       "class=\"muted\">{}</tspan></text>",
-      data, y + h / 2 + 4, esc(label), esc(detail));
+      data, y + h / 2 + 4, escape_markup(label), escape_markup(detail));
   rect(out, "lane-bg", kPlotL, y, kPlotR - kPlotL, h);
   body();
   out += "</g>";
@@ -42,8 +42,8 @@ void phase_bands(std::string& out, const ordered_json& report, const Scale& x, d
     const double start = dbl(p, "start_s");
     const double end = p.at("end_s").is_null() ? x.d1 : dbl(p, "end_s");
     rect(out, "phase", x(start), kPhaseTop, std::max(1.0, x(end) - x(start)), bottom - kPhaseTop,
-         fmt::format(" data-kind=\"{}\" data-target=\"{}\" data-start=\"{}\" data-end=\"{}\"", esc(str(p, "kind")),
-                     esc(optional_str(p, "target")), num(start), num(end)));
+         fmt::format(" data-kind=\"{}\" data-target=\"{}\" data-start=\"{}\" data-end=\"{}\"",
+                     escape_markup(str(p, "kind")), escape_markup(optional_str(p, "target")), num(start), num(end)));
     text(out, "phase-label", x(start) + 3, kPhaseLabelY, str(p, "kind"));
   }
 }
@@ -58,8 +58,8 @@ void fault_markers(std::string& out, const ordered_json& report, const Scale& x,
     put(out,
         "<line class=\"fault-marker\" data-t=\"{0}\" data-kind=\"{1}\" data-target=\"{2}\" x1=\"{3:.1f}\" "
         "y1=\"{4:.1f}\" x2=\"{3:.1f}\" y2=\"{5:.1f}\"><title>{6}</title></line>",
-        num(t), esc(str(e, "kind")), esc(target), x(t), kPhaseTop, bottom,
-        esc(fmt::format("{:g} s: {} {} {}", t, str(e, "kind"), target, optional_str(e, "detail"))));
+        num(t), escape_markup(str(e, "kind")), escape_markup(target), x(t), kPhaseTop, bottom,
+        escape_markup(fmt::format("{:g} s: {} {} {}", t, str(e, "kind"), target, optional_str(e, "detail"))));
     text(out, "marker-label", x(t) + 3, kEventLabelY + 11 * (i++ % 2),
          target.empty() ? str(e, "kind") : str(e, "kind") + " " + target);
   }
@@ -99,9 +99,9 @@ void request_span(std::string& out, const ordered_json& rq, const Scale& x, doub
       "data-finish=\"{}\"><title>{}</title>",
       rq.at("id").get<int>(), ok ? "completed" : "failed", num(arrival), first < 0 ? "" : num(first),
       finish < 0 ? "" : num(finish),
-      esc(fmt::format("request {}: {} prompt + {} output tokens, {}{}", rq.at("id").get<int>(),
-                      rq.at("prompt_tokens").get<int>(), rq.at("output_tokens").get<int>(), str(rq, "status"),
-                      ok ? "" : ": " + str(rq, "error"))));
+      escape_markup(fmt::format("request {}: {} prompt + {} output tokens, {}{}", rq.at("id").get<int>(),
+                                rq.at("prompt_tokens").get<int>(), rq.at("output_tokens").get<int>(), str(rq, "status"),
+                                ok ? "" : ": " + str(rq, "error"))));
   const double waited_to = first >= 0 ? first : arrival;
   rect(out, ok ? "req-wait" : "req-wait failed", x(arrival), y, std::max(1.0, x(waited_to) - x(arrival)), h);
   if (first >= 0)
@@ -155,7 +155,7 @@ void timeline_chart(std::string& out, const ordered_json& report) {
       lane(
           out,
           fmt::format("data-kind=\"node\" data-node=\"{}\" data-compute-s=\"{}\" data-comm-s=\"{}\" data-idle-s=\"{}\"",
-                      esc(str(node, "name")), num(dbl(totals, "compute_s")), num(dbl(totals, "comm_s")),
+                      escape_markup(str(node, "name")), num(dbl(totals, "compute_s")), num(dbl(totals, "comm_s")),
                       num(dbl(totals, "idle_s"))),
           y, kNodeH, str(node, "name"), percent(dbl(totals, "utilization")) + " compute", [&] {
             for (std::size_t i = 0; i < node.at("compute_s").size(); ++i) {
@@ -179,8 +179,8 @@ void timeline_chart(std::string& out, const ordered_json& report) {
       const double capacity = dbl(l, "bandwidth_bytes_per_s") * bucket_s;
       const double whole_run = dbl(report.at("links")[k], "utilization");
       lane(out,
-           fmt::format("data-kind=\"link\" data-link=\"{}-{}\" data-card=\"{}\" data-utilization=\"{}\"", esc(a),
-                       esc(b), esc(str(l, "link")), num(whole_run)),
+           fmt::format("data-kind=\"link\" data-link=\"{}-{}\" data-card=\"{}\" data-utilization=\"{}\"",
+                       escape_markup(a), escape_markup(b), escape_markup(str(l, "link")), num(whole_run)),
            y, kLinkH, a + "–" + b, str(l, "link") + " · " + percent(whole_run), [&] {
              for (std::size_t i = 0; i < l.at("bytes_a_to_b").size(); ++i) {
                const double bytes =

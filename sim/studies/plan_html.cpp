@@ -13,6 +13,7 @@ namespace sim {
 namespace {
 
 using namespace engine::html;
+using engine::escape_markup;
 using nlohmann::ordered_json;
 
 using Points = std::vector<const ordered_json*>;
@@ -47,7 +48,7 @@ void speed_by_nodes(std::string& out, const ordered_json& plan, const std::vecto
                    "<circle class=\"point series-{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" data-link=\"{}\" "
                    "data-nodes=\"{}\" "
                    "data-tokens-per-s=\"{}\"></circle>",
-                   k % 4, x(n), y(speed(*c)), esc(links[k]), n, num(speed(*c)));
+                   k % 4, x(n), y(speed(*c)), escape_markup(links[k]), n, num(speed(*c)));
              }
              std::string pts;
              for (const auto& [n, v] : best) pts += fmt::format("{:.1f},{:.1f} ", x(n), y(v));
@@ -108,12 +109,12 @@ std::string render_plan_html(const ordered_json& plan) {
   put(out,
       "<header><h1>Capacity plan: {} {}</h1><p class=\"muted\">{} candidates, {} simulated; profile {}; SLO TTFT p99 "
       "&le; {} s, ITL p99 &le; {} s (0: none)</p></header>",
-      esc(str(q, "model")), esc(str(q, "quant")), plan.at("candidates").size(), points.size(), esc(str(q, "profile")),
-      num(dbl(q, "slo_ttft_s")), num(dbl(q, "slo_itl_s")));
+      escape_markup(str(q, "model")), escape_markup(str(q, "quant")), plan.at("candidates").size(), points.size(),
+      escape_markup(str(q, "profile")), num(dbl(q, "slo_ttft_s")), num(dbl(q, "slo_itl_s")));
   speed_by_nodes(out, plan, links, points);
   price_vs_speed(out, plan, links, points);
   put(out, "<footer>Drawn by meshinfer from plan.json ({}); every figure is simulated.</footer></body></html>\n",
-      esc(str(plan, "schema")));
+      escape_markup(str(plan, "schema")));
   return out;
 }
 

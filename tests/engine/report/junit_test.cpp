@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "engine/report/markup.hpp"
+
 namespace engine {
 namespace {
 
@@ -42,7 +44,7 @@ TEST(Junit, AFailedExpectationNamesTheMetricTheValueAndTheBound) {
   const std::string xml = render_junit("r", {suite_with_one_breach()});
   EXPECT_THAT(xml, HasSubstr("<testcase classname=\"breach.expect\" name=\"decode_tokens_per_s &gt;= 25\">"));
   EXPECT_THAT(xml, HasSubstr("message=\"expectation failed: decode_tokens_per_s = 18.25, must be &gt;= 25 "
-                             "(ci/&lt;breach&gt; &amp; &apos;co&apos;.json /expect/decode_tokens_per_s/min)\""));
+                             "(ci/&lt;breach&gt; &amp; &#39;co&#39;.json /expect/decode_tokens_per_s/min)\""));
 }
 
 TEST(Junit, AViolatedInvariantShowsItsFirstViolationAndCountsTheRest) {
@@ -52,8 +54,8 @@ TEST(Junit, AViolatedInvariantShowsItsFirstViolationAndCountsTheRest) {
 }
 
 TEST(Junit, MarkupAndControlCharactersCannotBreakTheFile) {
-  EXPECT_EQ(xml_escape("a<b>&\"c\"'d'"), "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
-  EXPECT_EQ(xml_escape("tab\tline\nbell\x07"), "tab\tline\nbell\xEF\xBF\xBD");
+  EXPECT_EQ(escape_markup("a<b>&\"c\"'d'"), "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
+  EXPECT_EQ(escape_markup("tab\tline\nbell\x07"), "tab\tline\nbell\xEF\xBF\xBD");
   EXPECT_THAT(render_junit("a]]>b", {}), Not(HasSubstr("]]>")));
 }
 
