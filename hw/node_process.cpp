@@ -75,8 +75,15 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
                              "the cluster has " + std::to_string(world) + " host(s) but scenario " +
                                  setup.scenario.file + " has " + std::to_string(setup.scenario.nodes.size()) +
                                  " node(s)");
-  const auto data = make_runtime(cluster, rank, transport);
-  const auto beats = make_tcp_runtime(cluster, rank, cluster.port + 1, transport);
+  // Strangers dropped during bootstrap go into the report, as events of this node.
+  std::vector<std::string> refused;
+  TransportOptions options = transport;
+  options.refused = [&](const std::string& what) {
+    refused.push_back(what);
+    transport.refused(what);
+  };
+  const auto data = make_runtime(cluster, rank, options);
+  const auto beats = make_tcp_runtime(cluster, rank, cluster.port + 1, options);
   // Every rank leaves the second barrier at about the same time: count from there,
   // as if each had just heard every other.
   const auto zero = std::chrono::steady_clock::now();
@@ -96,6 +103,8 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
     throw;
   }
   heartbeats.join();
+  for (const std::string& what : refused)
+    out.events.push_back({0, "refused", setup.scenario.nodes[rank].name, "refused " + what});
 
   NodeReport mine{out.nodes[rank], out.events};
   if (send_to_reporter(rt, mine)) return outcome;

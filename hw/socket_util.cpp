@@ -126,7 +126,19 @@ void set_nonblocking_nodelay(int fd) {
   const int bufsize = 4 << 20;
   ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof bufsize);
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof bufsize);
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  set_nonblocking(fd);
+}
+
+void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+std::string peer_address(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof addr;
+  char text[INET_ADDRSTRLEN] = {};
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+      !::inet_ntop(AF_INET, &addr.sin_addr, text, sizeof text))
+    return "unknown";
+  return std::string(text) + ":" + std::to_string(ntohs(addr.sin_port));
 }
 
 }  // namespace hw

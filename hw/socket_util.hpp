@@ -17,7 +17,10 @@ int dial(const std::string& host, int port, Deadline deadline);
 int accept_before(int listen_fd, Deadline deadline);
 void write_exact(int fd, const void* data, std::size_t n, Deadline deadline);
 void read_exact(int fd, void* data, std::size_t n, Deadline deadline);
+void set_nonblocking(int fd);
 void set_nonblocking_nodelay(int fd);
+// "ADDRESS:PORT" of the other end of a connected socket ("unknown" when it has none).
+std::string peer_address(int fd);
 // Waits for `fd` to be readable (events POLLIN) or writable until the deadline; false on timeout.
 bool wait_fd(int fd, short events, Deadline deadline);
 

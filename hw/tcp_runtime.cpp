@@ -1,5 +1,6 @@
 #include "hw/tcp_runtime.hpp"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 
 #include "engine/error.hpp"
 #include "engine/tags.hpp"
+#include "hw/admission.hpp"
 #include "hw/platform.hpp"
 #include "hw/socket_util.hpp"
 
@@ -23,13 +25,6 @@ constexpr std::size_t kHeaderBytes = 24;
 constexpr double kCloseFlushSeconds = 10;
 // What a busy-waiting compute() spins through: longer than a sleep's usual overshoot.
 constexpr auto kSpinTail = std::chrono::microseconds(200);
-
-// A rank's listening endpoint, as all-gathered by rank 0.
-struct Hello {
-  std::int32_t rank = 0;
-  std::int32_t port = 0;
-  char host[64] = {};
-};
 
 std::vector<char> encode_header(int tag, const engine::Payload& p) {
   std::vector<char> h(kHeaderBytes, 0);
@@ -63,46 +58,55 @@ TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
 void TcpRuntime::bootstrap(const TcpOptions& o) {
   const Deadline deadline = deadline_in(o.bootstrap_timeout_s);
   if (world_ == 1) return;
+  // Admits `count` ranks from (lowest, world) on `listen_fd`, then closes it.
+  const auto admit_ranks = [&](int listen_fd, int count, int lowest) {
+    const int port = local_port(listen_fd);
+    std::vector<Admitted> joined;
+    try {
+      joined = admit(
+          listen_fd, count,
+          [&](const Hello& h) {
+            return h.rank > lowest && h.rank < world_
+                       ? std::string()
+                       : fmt::format("claims rank {}, not one this rank waits for", h.rank);
+          },
+          deadline,
+          [&](const std::string& from, const std::string& why) {
+            o.refused(fmt::format("{} on port {}: {}", from, port, why));
+          });
+    } catch (...) {
+      ::close(listen_fd);
+      throw;
+    }
+    ::close(listen_fd);
+    for (const Admitted& a : joined) peers_[a.hello.rank].fd = a.fd;
+    return joined;
+  };
   if (rank_ == 0) {
     const bool own = o.coordinator_listen_fd < 0;
     const int listen_fd = own ? listen_on(o.coordinator_host, o.coordinator_port) : o.coordinator_listen_fd;
-    std::vector<Hello> table(world_);
-    for (int k = 1; k < world_; ++k) {
-      const int fd = accept_before(listen_fd, deadline);
-      Hello h;
-      read_exact(fd, &h, sizeof h, deadline);
-      if (h.rank <= 0 || h.rank >= world_ || peers_[h.rank].fd >= 0)
-        throw std::runtime_error("bootstrap: unexpected registration from rank " + std::to_string(h.rank));
-      peers_[h.rank].fd = fd;
-      table[h.rank] = h;
+    // Every rank's Hello, by rank: where its peers dial it.
+    std::vector<char> table(kHelloBytes * world_);
+    for (const Admitted& a : admit_ranks(listen_fd, world_ - 1, 0)) {
+      const std::vector<char> h = encode_hello(a.hello);
+      std::copy(h.begin(), h.end(), table.begin() + static_cast<long>(kHelloBytes * a.hello.rank));
     }
-    ::close(listen_fd);
-    for (int r = 1; r < world_; ++r) write_exact(peers_[r].fd, table.data(), sizeof(Hello) * world_, deadline);
+    for (int r = 1; r < world_; ++r) write_exact(peers_[r].fd, table.data(), table.size(), deadline);
     return;
   }
   const int listen_fd = listen_on(o.listen_host, 0);
-  Hello me;
-  me.rank = rank_;
-  me.port = local_port(listen_fd);
-  std::strncpy(me.host, o.listen_host.c_str(), sizeof me.host - 1);
-  peers_[0].fd = dial(o.coordinator_host, o.coordinator_port, deadline);
-  write_exact(peers_[0].fd, &me, sizeof me, deadline);
-  std::vector<Hello> table(world_);
-  read_exact(peers_[0].fd, table.data(), sizeof(Hello) * world_, deadline);
+  const Hello me{rank_, local_port(listen_fd), o.listen_host};
+  peers_[0].fd = dial_and_introduce(o.coordinator_host, o.coordinator_port, me, deadline);
+  std::vector<char> table(kHelloBytes * world_);
+  read_exact(peers_[0].fd, table.data(), table.size(), deadline);
   // Higher ranks dial lower ones, so each pair has exactly one connection.
   for (int r = 1; r < rank_; ++r) {
-    peers_[r].fd = dial(o.peer_hosts.empty() ? std::string(table[r].host) : o.peer_hosts[r], table[r].port, deadline);
-    write_exact(peers_[r].fd, &me, sizeof me, deadline);
+    const Hello peer = decode_hello(table.data() + kHelloBytes * r);
+    if (peer.rank != r)
+      throw std::runtime_error(fmt::format("bootstrap: rank 0 listed rank {} as rank {}", r, peer.rank));
+    peers_[r].fd = dial_and_introduce(o.peer_hosts.empty() ? peer.host : o.peer_hosts[r], peer.port, me, deadline);
   }
-  for (int k = rank_ + 1; k < world_; ++k) {
-    const int fd = accept_before(listen_fd, deadline);
-    Hello h;
-    read_exact(fd, &h, sizeof h, deadline);
-    if (h.rank <= rank_ || h.rank >= world_ || peers_[h.rank].fd >= 0)
-      throw std::runtime_error("bootstrap: unexpected connection from rank " + std::to_string(h.rank));
-    peers_[h.rank].fd = fd;
-  }
-  ::close(listen_fd);
+  admit_ranks(listen_fd, world_ - 1 - rank_, rank_);
 }
 
 TcpRuntime::~TcpRuntime() {

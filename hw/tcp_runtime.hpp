@@ -3,10 +3,12 @@
 // or reset is a PeerFailure for that rank from then on.
 // Bootstrap: every rank registers with rank 0, which all-gathers the listening
 // endpoints; lower ranks are then dialled by higher ones, and a barrier ends it.
+// Connections that are not a rank this side waits for are dropped (hw/admission).
 #pragma once
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,8 @@ struct TcpOptions {
   // compute() spins through its last stretch instead of sleeping to the end:
   // exact, but only where the node has a core to spare.
   bool busy_wait_compute = false;
+  // Told of every connection dropped during bootstrap ("ADDRESS:PORT on port P: reason").
+  std::function<void(const std::string&)> refused = [](const std::string&) {};
 };
 
 class TcpRuntime : public engine::Runtime {
