@@ -52,6 +52,9 @@ void gather(engine::Runtime& rt, engine::RunResult& out) {
     if (k > rt.rank()) {
       try {
         NodeReport theirs = decode_node_report(rt.recv(k, engine::tags::kResult, kGatherTimeoutS));
+        const engine::TrafficStats& t = theirs.node.traffic;
+        if (t.bytes_to.size() != out.nodes.size() || t.messages_to.size() != out.nodes.size())
+          throw std::runtime_error("malformed node report: traffic for a cluster of another size");
         out.nodes[k] = std::move(theirs.node);
         out.events.insert(out.events.end(), theirs.events.begin(), theirs.events.end());
         continue;
@@ -59,6 +62,8 @@ void gather(engine::Runtime& rt, engine::RunResult& out) {
         lost = std::string("process lost: ") + e.what();
       } catch (const engine::Timeout& e) {
         lost = std::string("no results: ") + e.what();
+      } catch (const std::runtime_error& e) {  // a malformed report
+        lost = e.what();
       }
     }
     if (out.nodes[k].error.empty()) out.nodes[k].error = lost;

@@ -15,28 +15,15 @@
 #include "hw/admission.hpp"
 #include "hw/platform.hpp"
 #include "hw/socket_util.hpp"
+#include "hw/tcp_frame.hpp"
 
 namespace hw {
 
 namespace {
 
-constexpr std::uint32_t kMagic = 0x3146494d;  // "MIF1"
-constexpr std::size_t kHeaderBytes = 24;
 constexpr double kCloseFlushSeconds = 10;
 // What a busy-waiting compute() spins through: longer than a sleep's usual overshoot.
 constexpr auto kSpinTail = std::chrono::microseconds(200);
-
-std::vector<char> encode_header(int tag, const engine::Payload& p) {
-  std::vector<char> h(kHeaderBytes, 0);
-  const std::uint32_t flags = p.bytes.empty() ? 0 : 1;
-  const std::int32_t t = tag;
-  const std::uint64_t size = p.size;
-  std::memcpy(h.data(), &kMagic, 4);
-  std::memcpy(h.data() + 4, &flags, 4);
-  std::memcpy(h.data() + 8, &t, 4);
-  std::memcpy(h.data() + 16, &size, 8);
-  return h;
-}
 
 }  // namespace
 
@@ -44,6 +31,7 @@ TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
     : rank_(rank),
       world_(world),
       busy_wait_compute_(options.busy_wait_compute),
+      max_message_bytes_(options.max_message_bytes),
       start_(std::chrono::steady_clock::now()),
       peers_(world) {
   if (rank < 0 || rank >= world) throw std::invalid_argument("rank out of range");
@@ -157,8 +145,10 @@ void TcpRuntime::send(int dst, int tag, engine::Payload payload) {
   Peer& p = peers_.at(dst);
   if (dst == rank_) throw std::invalid_argument("send to self");
   p.check(dst);
-  std::vector<char> header = encode_header(tag, payload);
-  p.out.push_back(OutFrame{std::move(header), std::move(payload)});
+  if (payload.size > max_message_bytes_)
+    throw std::invalid_argument(
+        fmt::format("a {}-byte message is over the transport's {}-byte limit", payload.size, max_message_bytes_));
+  p.out.push_back(OutFrame{encode_tcp_header(tag, payload), std::move(payload)});
   flush_writes(dst);
 }
 
@@ -204,15 +194,15 @@ void TcpRuntime::read_available(int peer) {
     InFrame& in = p.in;
     char* dst;
     std::size_t want;
-    if (in.header_got < kHeaderBytes) {
+    if (in.header_got < kTcpHeaderBytes) {
       dst = in.header.data() + in.header_got;
-      want = kHeaderBytes - in.header_got;
-    } else if (in.has_bytes) {
+      want = kTcpHeaderBytes - in.header_got;
+    } else if (in.frame.has_bytes) {
       dst = reinterpret_cast<char*>(in.bytes.data()) + in.got;
-      want = static_cast<std::size_t>(in.size - in.got);
+      want = static_cast<std::size_t>(in.frame.size - in.got);
     } else {
       dst = discard.data();
-      want = static_cast<std::size_t>(std::min<std::uint64_t>(in.size - in.got, discard.size()));
+      want = static_cast<std::size_t>(std::min<std::uint64_t>(in.frame.size - in.got, discard.size()));
     }
     ssize_t r = 0;
     if (want > 0) {
@@ -223,24 +213,22 @@ void TcpRuntime::read_available(int peer) {
       }
       if (r == 0) return p.fail("connection closed by peer");
     }
-    if (in.header_got < kHeaderBytes) {
+    if (in.header_got < kTcpHeaderBytes) {
       in.header_got += static_cast<std::size_t>(r);
-      if (in.header_got < kHeaderBytes) continue;
-      std::uint32_t magic, flags;
-      std::memcpy(&magic, in.header.data(), 4);
-      std::memcpy(&flags, in.header.data() + 4, 4);
-      std::memcpy(&in.tag, in.header.data() + 8, 4);
-      std::memcpy(&in.size, in.header.data() + 16, 8);
-      if (magic != kMagic) return p.fail("corrupt frame header");
-      in.has_bytes = (flags & 1) != 0;
+      if (in.header_got < kTcpHeaderBytes) continue;
+      try {
+        in.frame = decode_tcp_header(in.header, max_message_bytes_);
+      } catch (const FrameError& e) {
+        return p.fail(std::string("malformed frame: ") + e.what());
+      }
       in.got = 0;
-      if (in.has_bytes) in.bytes.resize(in.size);
+      if (in.frame.has_bytes) in.bytes.resize(in.frame.size);
     } else {
       in.got += static_cast<std::uint64_t>(r);
     }
-    if (in.header_got == kHeaderBytes && in.got == in.size) {
-      engine::Payload m{in.size, std::move(in.bytes)};
-      inbox_.put(peer, in.tag, std::move(m));
+    if (in.header_got == kTcpHeaderBytes && in.got == in.frame.size) {
+      engine::Payload m{in.frame.size, std::move(in.bytes)};
+      inbox_.put(peer, in.frame.tag, std::move(m));
       in = InFrame{};
     }
   }

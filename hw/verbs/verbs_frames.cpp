@@ -73,6 +73,10 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
   std::memcpy(&h.message_bytes, p + 24, 8);
   std::memcpy(&h.sequence, p + 32, 8);
   if (magic != kFrameMagic) throw FrameError("frame without the meshinfer magic");
+  if ((flags & ~(kHasBytes | kCreditOnly)) != 0) throw FrameError(fmt::format("frame with unknown flags {:#x}", flags));
+  if (h.message_bytes > kMaxMessageBytes)
+    throw FrameError(
+        fmt::format("frame claims a {}-byte message, over the {}-byte limit", h.message_bytes, kMaxMessageBytes));
   h.has_bytes = (flags & kHasBytes) != 0;
   h.credit_only = (flags & kCreditOnly) != 0;
   if (h.chunk_bytes > frame_capacity(frame.size()) || h.chunk_bytes > h.message_bytes)
