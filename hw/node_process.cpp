@@ -87,8 +87,11 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
     refused.push_back(what);
     transport.refused(what);
   };
+  // `data` is closed first (declared last): a rank's report is flushed before
+  // it waits for its peers to close their heartbeat connections.
+  std::unique_ptr<TcpRuntime> beats;
   const auto data = make_runtime(cluster, rank, options);
-  const auto beats = make_tcp_runtime(cluster, rank, cluster.port + 1, options);
+  beats = make_tcp_runtime(cluster, rank, cluster.port + 1, options);
   // Every rank leaves the second barrier at about the same time: count from there,
   // as if each had just heard every other.
   const auto zero = std::chrono::steady_clock::now();

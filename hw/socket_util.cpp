@@ -120,6 +120,20 @@ void read_exact(int fd, void* data, std::size_t n, Deadline deadline) {
   }
 }
 
+void drain_until_closed(const std::vector<int>& fds, Deadline deadline) {
+  std::vector<pollfd> open;
+  for (int fd : fds) open.push_back({fd, POLLIN, 0});
+  char sink[1 << 16];
+  while (!open.empty() && std::chrono::steady_clock::now() < deadline) {
+    if (::poll(open.data(), open.size(), ms_until(deadline)) < 0 && errno != EINTR) return;
+    for (std::size_t i = open.size(); i-- > 0;) {
+      if (open[i].revents == 0) continue;
+      const ssize_t r = ::recv(open[i].fd, sink, sizeof sink, 0);
+      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) open.erase(open.begin() + static_cast<long>(i));
+    }
+  }
+}
+
 void set_nonblocking_nodelay(int fd) {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

@@ -22,6 +22,9 @@ namespace hw {
 namespace {
 
 constexpr double kCloseFlushSeconds = 10;
+// How long a closing runtime waits for its peers to close their ends (they
+// do as they finish; the reporting rank last, once it has read every report).
+constexpr double kCloseDrainSeconds = 10;
 // What a busy-waiting compute() spins through: longer than a sleep's usual overshoot.
 constexpr auto kSpinTail = std::chrono::microseconds(200);
 
@@ -105,8 +108,15 @@ TcpRuntime::~TcpRuntime() {
                            [](const Peer& p) { return p.failure.empty() && !p.out.empty(); });
       },
       [&](std::chrono::steady_clock::time_point until) { progress(until); });
-  for (auto& p : peers_)
-    if (p.fd >= 0) ::close(p.fd);
+  // Shut down, drain, then close: the peer reads every byte sent, this rank's last report included.
+  std::vector<int> fds;
+  for (const auto& p : peers_)
+    if (p.fd >= 0) {
+      ::shutdown(p.fd, SHUT_WR);
+      fds.push_back(p.fd);
+    }
+  drain_until_closed(fds, deadline_in(kCloseDrainSeconds));
+  for (int fd : fds) ::close(fd);
 }
 
 double TcpRuntime::now() const {

@@ -39,7 +39,8 @@ struct TcpOptions {
 class TcpRuntime : public engine::Runtime {
  public:
   TcpRuntime(int rank, int world, const TcpOptions& options);
-  // Flushes what is still queued (bounded), then closes every connection.
+  // Flushes what is still queued, shuts every connection down and reads until
+  // the peers close theirs (each bounded), then closes.
   ~TcpRuntime() override;
 
   int rank() const override { return rank_; }

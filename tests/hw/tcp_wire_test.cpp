@@ -1,6 +1,10 @@
 // TcpRuntime on the wire: a length from a peer is bounded before anything is
-// allocated, and a malformed frame fails only the peer that sent it.
+// allocated, a malformed frame fails only the peer that sent it, and a rank
+// that closes while its peer is still writing loses none of what it sent.
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
 
 #include "engine/error.hpp"
 #include "hw/hello.hpp"
@@ -9,7 +13,7 @@
 
 namespace {
 
-constexpr int kTag = 7;
+constexpr int kTag = 7, kChatter = 8;
 
 engine::Payload pattern(std::size_t n) {
   std::vector<std::byte> bytes(n);
@@ -77,6 +81,27 @@ TEST(TcpWire, AnOversizedFrameFailsOnlyThePeerThatSentIt) {
             std::string::npos)
       << results[0].output;
   EXPECT_EQ(results[2].output, "answered");
+}
+
+// Rank 1 sends its final report and closes while rank 0 is still writing to
+// it and has not read yet: rank 0 still reads every byte of the report.
+TEST(TcpWire, AFinalReportSentWhileThePeerIsStillWritingArrivesWhole) {
+  constexpr std::size_t kReportBytes = 8 << 20;
+  const auto results = testsupport::run_tcp_cluster(2, [](engine::Runtime& rt) -> std::string {
+    if (rt.rank() == 1) {
+      rt.send(0, kTag, pattern(kReportBytes));
+      return "sent";  // the runtime closes now, with rank 0's writes still arriving
+    }
+    // A second of writing (send() does not read), then the report.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (std::chrono::steady_clock::now() < until) {
+      rt.send(1, kChatter, pattern(64 << 10));
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return rt.recv(1, kTag, 30).bytes == pattern(kReportBytes).bytes ? "whole" : "corrupt";
+  });
+  EXPECT_EQ(results[0].output, "whole");
+  EXPECT_TRUE(results[1].ok) << results[1].output;
 }
 
 }  // namespace
