@@ -104,7 +104,8 @@ std::optional<std::pair<int, engine::Payload>> FrameAssembler::accept(const Fram
   }
   if (h.chunk_bytes > h.message_bytes - got_ || (h.chunk_bytes == 0 && h.message_bytes != 0))
     throw FrameError(fmt::format("frame carries {} bytes where {} remain", h.chunk_bytes, h.message_bytes - got_));
-  if (h.has_bytes) std::memcpy(message_.bytes.data() + got_, frame.data() + kFrameHeaderBytes, h.chunk_bytes);
+  if (h.has_bytes && h.chunk_bytes > 0)  // an empty message's bytes() is null: no copy at all
+    std::memcpy(message_.bytes.data() + got_, frame.data() + kFrameHeaderBytes, h.chunk_bytes);
   got_ += h.chunk_bytes;
   if (got_ < h.message_bytes) return std::nullopt;
   in_message_ = false;
