@@ -53,6 +53,9 @@ int run_app(std::vector<std::string> args) {
   } catch (const engine::PlanError& e) {
     fmt::print(stderr, "error: cannot place the model: {}\n", e.what());
     return kExitBadInput;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitFailed;
   }
   return status;
 }

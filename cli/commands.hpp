@@ -1,5 +1,6 @@
 // Each subcommand registers itself on the app; its callback stores the exit
-// status. Errors of input (exit 2) are thrown and reported by main().
+// status. Errors of input (exit 2) and any other error (exit 3) are thrown
+// and reported by main(): no exception ends the process unreported.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@ namespace cli {
 
 inline constexpr int kExitBreach = 1;    // an expectation or invariant failed
 inline constexpr int kExitBadInput = 2;  // the scenario or a card was refused
+inline constexpr int kExitFailed = 3;    // the run could not go on (a rank could not join, a system call failed)
 
 // Parses `args` (without the program name) and runs the subcommand: main's
 // work, and `meshinfer merge`'s when it replays a sharded command.

@@ -35,7 +35,9 @@ int node(const NodeOptions& o) {
   engine::EngineSetup setup{
       l.scenario, l.catalog, l.plan, l.profile, engine::make_requests(l.scenario.workload, l.scenario.seed), {}, {}};
   if (!l.scenario.model_dir.empty()) setup.backend = engine::cpu_backends(l.scenario.model_dir, false);
-  const hw::TransportOptions transport{o.bootstrap_timeout_s, o.busy_wait};
+  const hw::TransportOptions transport{o.bootstrap_timeout_s, o.busy_wait, [&](const std::string& what) {
+                                         fmt::print(stderr, "rank {}: refused {}\n", o.rank, what);
+                                       }};
   const hw::NodeOutcome outcome = hw::run_node_process(cluster, o.rank, transport, setup, [&](double zero) {
     fmt::print(stderr, "rank {}: joined a world of {}; run clock zero at unix {:.6f}\n", o.rank, cluster.world(), zero);
   });

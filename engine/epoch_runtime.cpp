@@ -1,8 +1,11 @@
 #include "engine/epoch_runtime.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 
+#include "engine/choices.hpp"
 #include "engine/error.hpp"
 
 namespace engine {
@@ -38,7 +41,7 @@ void EpochRuntime::check_cluster() {
   for (int p : members_) {
     if (p == 0) continue;
     try {
-      const ControlMessage report = ControlMessage::decode(physical_.recv(p, tags::kControl, 0));
+      const ControlMessage report = receive_control(physical_, p, 0);
       if (report.kind != ControlMessage::kAbort || report.epoch != epoch_) continue;
       // The coordinator is alive by definition: a member that cannot hear it is the one cut off.
       if (report.peer == physical_.rank()) throw PeerFailure(p, "cannot hear the coordinator");
@@ -57,14 +60,28 @@ Payload ControlMessage::encode() const {
   return Payload::of(bytes);
 }
 
-ControlMessage ControlMessage::decode(const Payload& p) {
+ControlMessage ControlMessage::decode(const Payload& p, int world) {
   constexpr std::size_t kFixed = 6;
+  if (p.bytes.size() % sizeof(std::int32_t) != 0 || p.bytes.size() < kFixed * sizeof(std::int32_t))
+    throw std::invalid_argument(fmt::format("{} bytes, not a whole control message", p.bytes.size()));
   std::vector<std::int32_t> words(p.bytes.size() / sizeof(std::int32_t));
-  std::memcpy(words.data(), p.bytes.data(), words.size() * sizeof(std::int32_t));
-  const auto rest = static_cast<std::int64_t>(words.size()) - static_cast<std::int64_t>(kFixed);
-  if (p.bytes.size() % sizeof(std::int32_t) != 0 || rest < 0 || words[5] < 0 || words[5] > rest ||
-      (rest - words[5]) % 3 != 0)
-    throw std::runtime_error("malformed control message");
+  std::memcpy(words.data(), p.bytes.data(), p.bytes.size());
+  const auto rest = static_cast<std::int64_t>(words.size() - kFixed);
+  if (words[5] < 0 || words[5] > rest || (rest - words[5]) % 3 != 0)
+    throw std::invalid_argument(fmt::format("{} members do not fit its {} words", words[5], words.size()));
+  const auto is_rank = [world](std::int32_t r) { return r >= 0 && r < world; };
+  if (words[0] < kAbort || words[0] > kStop) throw std::invalid_argument(fmt::format("unknown kind {}", words[0]));
+  if (words[1] < 0) throw std::invalid_argument(fmt::format("epoch {}", words[1]));
+  if (words[2] != -1 && !is_rank(words[2])) throw std::invalid_argument(fmt::format("peer {}", words[2]));
+  if (words[3] < 0 || words[3] >= static_cast<std::int32_t>(Names<Strategy>::value.size()))
+    throw std::invalid_argument(fmt::format("unknown strategy {}", words[3]));
+  if (words[4] != 0 && words[4] != 1) throw std::invalid_argument(fmt::format("secondary flag {}", words[4]));
+  if (!std::all_of(words.begin() + kFixed, words.end(), is_rank))
+    throw std::invalid_argument(fmt::format("a rank outside 0..{}", world - 1));
+  std::vector<std::int32_t> members(words.begin() + kFixed, words.begin() + kFixed + words[5]);
+  std::sort(members.begin(), members.end());
+  if (std::adjacent_find(members.begin(), members.end()) != members.end())
+    throw std::invalid_argument("a member listed twice");
   ControlMessage m;
   m.kind = static_cast<Kind>(words[0]);
   m.epoch = words[1];
@@ -75,6 +92,15 @@ ControlMessage ControlMessage::decode(const Payload& p) {
   m.members.assign(words.begin() + kFixed, detours);
   for (auto w = detours; w != words.end(); w += 3) m.detours.push_back({w[0], w[1], w[2]});
   return m;
+}
+
+ControlMessage receive_control(Runtime& rt, int src, double timeout_s) {
+  const Payload p = rt.recv(src, tags::kControl, timeout_s);
+  try {
+    return ControlMessage::decode(p, rt.world());
+  } catch (const std::invalid_argument& e) {
+    throw PeerFailure(src, std::string("malformed control message: ") + e.what());
+  }
 }
 
 }  // namespace engine

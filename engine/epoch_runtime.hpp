@@ -63,7 +63,13 @@ struct ControlMessage {
   std::vector<Detour> detours;  // kReconfigure: every detour in force (physical ranks)
 
   Payload encode() const;
-  static ControlMessage decode(const Payload& p);
+  // Throws std::invalid_argument, saying why, unless `p` is a message of a
+  // known kind whose strategy, flags and ranks (in [0, world)) are all valid.
+  static ControlMessage decode(const Payload& p, int world);
 };
+
+// The next control message from `src`; one that does not decode fails `src`
+// (PeerFailure naming it). Throws Timeout and PeerFailure as Runtime::recv.
+ControlMessage receive_control(Runtime& rt, int src, double timeout_s);
 
 }  // namespace engine

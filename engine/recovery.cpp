@@ -205,7 +205,7 @@ class ControlPlane {
     for (;;) {
       ControlMessage msg;
       try {
-        msg = ControlMessage::decode(physical_.recv(0, tags::kControl, m_.heartbeat_s()));
+        msg = receive_control(physical_, 0, m_.heartbeat_s());
       } catch (const Timeout&) {
         if (now() >= give_up) {
           out_.nodes[physical_.rank()].error = "no decision from the coordinator (" + cause + ")";

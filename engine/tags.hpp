@@ -3,15 +3,13 @@
 // Runtime at one time would take each other's messages. The rules:
 //
 // 1. Epoch tags (kStep..kCollective) are sent only through EpochRuntime, which
-//    puts fenced(tag, epoch) = tag + (epoch + 1) * kEpochStride on the wire:
-//    an epoch never matches another epoch's messages, nor an unfenced tag.
+//    puts fenced(tag, epoch) on the wire: tag + (epoch mod 1023 + 1) * kEpochStride.
+//    No two of 1023 consecutive epochs share a tag, and no epoch, however
+//    high, reaches an unfenced tag or overflows. Epochs 1023 apart share tags:
+//    a message would have to outlive 1022 reconfigurations to be mistaken.
 //    REQUIRES: 0 < tag < kEpochStride.
 // 2. Unfenced engine tags go straight to the physical runtime: heartbeats
-//    (small, below kEpochStride) and control (kControlTag, above every fenced
-//    tag while epoch + 1 < kControlTag / kEpochStride, i.e. epoch <= 1022).
-//    The arithmetic is plain int: at epoch 1023 a fenced tag reaches
-//    kControlTag's range, and at epoch 2047 it overflows. Nothing checks this
-//    today; an epoch is a reconfiguration after a failure, so runs stay far below.
+//    (small, below kEpochStride) and control (kControl, above every fenced tag).
 // 3. Transport tags are negative, below every engine tag: TcpRuntime's barrier,
 //    the launched nodes' results, VerbsRuntime's setup on its TCP side channel.
 // 4. A link probe owns its runtime while it runs: its tags may reuse small numbers.
@@ -27,8 +25,9 @@ inline constexpr int kCommand = 4;      // RPC-style command round trips
 inline constexpr int kCollective = 10;  // all-reduce, all-gather
 
 inline constexpr int kEpochStride = 1 << 20;
-// The tag an epoch tag travels under in `epoch`. REQUIRES: 0 <= epoch <= 1022.
-constexpr int fenced(int tag, int epoch) { return tag + (epoch + 1) * kEpochStride; }
+inline constexpr int kFencedEpochs = 1023;  // (kFencedEpochs + 1) * kEpochStride == kControl
+// The tag an epoch tag travels under in `epoch`. REQUIRES: epoch >= 0.
+constexpr int fenced(int tag, int epoch) { return tag + (epoch % kFencedEpochs + 1) * kEpochStride; }
 
 // Rule 2: on the physical runtime, across epochs.
 inline constexpr int kHeartbeat = 1;

@@ -52,6 +52,9 @@ void gather(engine::Runtime& rt, engine::RunResult& out) {
     if (k > rt.rank()) {
       try {
         NodeReport theirs = decode_node_report(rt.recv(k, engine::tags::kResult, kGatherTimeoutS));
+        const engine::TrafficStats& t = theirs.node.traffic;
+        if (t.bytes_to.size() != out.nodes.size() || t.messages_to.size() != out.nodes.size())
+          throw std::runtime_error("malformed node report: traffic for a cluster of another size");
         out.nodes[k] = std::move(theirs.node);
         out.events.insert(out.events.end(), theirs.events.begin(), theirs.events.end());
         continue;
@@ -59,6 +62,8 @@ void gather(engine::Runtime& rt, engine::RunResult& out) {
         lost = std::string("process lost: ") + e.what();
       } catch (const engine::Timeout& e) {
         lost = std::string("no results: ") + e.what();
+      } catch (const std::runtime_error& e) {  // a malformed report
+        lost = e.what();
       }
     }
     if (out.nodes[k].error.empty()) out.nodes[k].error = lost;
@@ -75,8 +80,18 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
                              "the cluster has " + std::to_string(world) + " host(s) but scenario " +
                                  setup.scenario.file + " has " + std::to_string(setup.scenario.nodes.size()) +
                                  " node(s)");
-  const auto data = make_runtime(cluster, rank, transport);
-  const auto beats = make_tcp_runtime(cluster, rank, cluster.port + 1, transport);
+  // Strangers dropped during bootstrap go into the report, as events of this node.
+  std::vector<std::string> refused;
+  TransportOptions options = transport;
+  options.refused = [&](const std::string& what) {
+    refused.push_back(what);
+    transport.refused(what);
+  };
+  // `data` is closed first (declared last): a rank's report is flushed before
+  // it waits for its peers to close their heartbeat connections.
+  std::unique_ptr<TcpRuntime> beats;
+  const auto data = make_runtime(cluster, rank, options);
+  beats = make_tcp_runtime(cluster, rank, cluster.port + 1, options);
   // Every rank leaves the second barrier at about the same time: count from there,
   // as if each had just heard every other.
   const auto zero = std::chrono::steady_clock::now();
@@ -96,6 +111,8 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
     throw;
   }
   heartbeats.join();
+  for (const std::string& what : refused)
+    out.events.push_back({0, "refused", setup.scenario.nodes[rank].name, "refused " + what});
 
   NodeReport mine{out.nodes[rank], out.events};
   if (send_to_reporter(rt, mine)) return outcome;

@@ -120,13 +120,39 @@ void read_exact(int fd, void* data, std::size_t n, Deadline deadline) {
   }
 }
 
+void drain_until_closed(const std::vector<int>& fds, Deadline deadline) {
+  std::vector<pollfd> open;
+  for (int fd : fds) open.push_back({fd, POLLIN, 0});
+  char sink[1 << 16];
+  while (!open.empty() && std::chrono::steady_clock::now() < deadline) {
+    if (::poll(open.data(), open.size(), ms_until(deadline)) < 0 && errno != EINTR) return;
+    for (std::size_t i = open.size(); i-- > 0;) {
+      if (open[i].revents == 0) continue;
+      const ssize_t r = ::recv(open[i].fd, sink, sizeof sink, 0);
+      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) open.erase(open.begin() + static_cast<long>(i));
+    }
+  }
+}
+
 void set_nonblocking_nodelay(int fd) {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   const int bufsize = 4 << 20;
   ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof bufsize);
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof bufsize);
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  set_nonblocking(fd);
+}
+
+void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+std::string peer_address(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof addr;
+  char text[INET_ADDRSTRLEN] = {};
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+      !::inet_ntop(AF_INET, &addr.sin_addr, text, sizeof text))
+    return "unknown";
+  return std::string(text) + ":" + std::to_string(ntohs(addr.sin_port));
 }
 
 }  // namespace hw

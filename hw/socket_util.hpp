@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace hw {
 
@@ -17,7 +18,15 @@ int dial(const std::string& host, int port, Deadline deadline);
 int accept_before(int listen_fd, Deadline deadline);
 void write_exact(int fd, const void* data, std::size_t n, Deadline deadline);
 void read_exact(int fd, void* data, std::size_t n, Deadline deadline);
+void set_nonblocking(int fd);
 void set_nonblocking_nodelay(int fd);
+// "ADDRESS:PORT" of the other end of a connected socket ("unknown" when it has none).
+std::string peer_address(int fd);
+// Reads and discards what arrives on each of `fds` until its peer closes, or
+// the deadline: after a shutdown(SHUT_WR), what makes the later close() an
+// orderly one (a close with unread bytes resets the connection, and a reset
+// can discard what the peer has not read yet).
+void drain_until_closed(const std::vector<int>& fds, Deadline deadline);
 // Waits for `fd` to be readable (events POLLIN) or writable until the deadline; false on timeout.
 bool wait_fd(int fd, short events, Deadline deadline);
 

@@ -1,5 +1,6 @@
 #include "hw/tcp_runtime.hpp"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,37 +12,21 @@
 
 #include "engine/error.hpp"
 #include "engine/tags.hpp"
+#include "hw/admission.hpp"
 #include "hw/platform.hpp"
 #include "hw/socket_util.hpp"
+#include "hw/tcp_frame.hpp"
 
 namespace hw {
 
 namespace {
 
-constexpr std::uint32_t kMagic = 0x3146494d;  // "MIF1"
-constexpr std::size_t kHeaderBytes = 24;
 constexpr double kCloseFlushSeconds = 10;
+// How long a closing runtime waits for its peers to close their ends (they
+// do as they finish; the reporting rank last, once it has read every report).
+constexpr double kCloseDrainSeconds = 10;
 // What a busy-waiting compute() spins through: longer than a sleep's usual overshoot.
 constexpr auto kSpinTail = std::chrono::microseconds(200);
-
-// A rank's listening endpoint, as all-gathered by rank 0.
-struct Hello {
-  std::int32_t rank = 0;
-  std::int32_t port = 0;
-  char host[64] = {};
-};
-
-std::vector<char> encode_header(int tag, const engine::Payload& p) {
-  std::vector<char> h(kHeaderBytes, 0);
-  const std::uint32_t flags = p.bytes.empty() ? 0 : 1;
-  const std::int32_t t = tag;
-  const std::uint64_t size = p.size;
-  std::memcpy(h.data(), &kMagic, 4);
-  std::memcpy(h.data() + 4, &flags, 4);
-  std::memcpy(h.data() + 8, &t, 4);
-  std::memcpy(h.data() + 16, &size, 8);
-  return h;
-}
 
 }  // namespace
 
@@ -49,6 +34,7 @@ TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
     : rank_(rank),
       world_(world),
       busy_wait_compute_(options.busy_wait_compute),
+      max_message_bytes_(options.max_message_bytes),
       start_(std::chrono::steady_clock::now()),
       peers_(world) {
   if (rank < 0 || rank >= world) throw std::invalid_argument("rank out of range");
@@ -63,46 +49,55 @@ TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
 void TcpRuntime::bootstrap(const TcpOptions& o) {
   const Deadline deadline = deadline_in(o.bootstrap_timeout_s);
   if (world_ == 1) return;
+  // Admits `count` ranks from (lowest, world) on `listen_fd`, then closes it.
+  const auto admit_ranks = [&](int listen_fd, int count, int lowest) {
+    const int port = local_port(listen_fd);
+    std::vector<Admitted> joined;
+    try {
+      joined = admit(
+          listen_fd, count,
+          [&](const Hello& h) {
+            return h.rank > lowest && h.rank < world_
+                       ? std::string()
+                       : fmt::format("claims rank {}, not one this rank waits for", h.rank);
+          },
+          deadline,
+          [&](const std::string& from, const std::string& why) {
+            o.refused(fmt::format("{} on port {}: {}", from, port, why));
+          });
+    } catch (...) {
+      ::close(listen_fd);
+      throw;
+    }
+    ::close(listen_fd);
+    for (const Admitted& a : joined) peers_[a.hello.rank].fd = a.fd;
+    return joined;
+  };
   if (rank_ == 0) {
     const bool own = o.coordinator_listen_fd < 0;
     const int listen_fd = own ? listen_on(o.coordinator_host, o.coordinator_port) : o.coordinator_listen_fd;
-    std::vector<Hello> table(world_);
-    for (int k = 1; k < world_; ++k) {
-      const int fd = accept_before(listen_fd, deadline);
-      Hello h;
-      read_exact(fd, &h, sizeof h, deadline);
-      if (h.rank <= 0 || h.rank >= world_ || peers_[h.rank].fd >= 0)
-        throw std::runtime_error("bootstrap: unexpected registration from rank " + std::to_string(h.rank));
-      peers_[h.rank].fd = fd;
-      table[h.rank] = h;
+    // Every rank's Hello, by rank: where its peers dial it.
+    std::vector<char> table(kHelloBytes * world_);
+    for (const Admitted& a : admit_ranks(listen_fd, world_ - 1, 0)) {
+      const std::vector<char> h = encode_hello(a.hello);
+      std::copy(h.begin(), h.end(), table.begin() + static_cast<long>(kHelloBytes * a.hello.rank));
     }
-    ::close(listen_fd);
-    for (int r = 1; r < world_; ++r) write_exact(peers_[r].fd, table.data(), sizeof(Hello) * world_, deadline);
+    for (int r = 1; r < world_; ++r) write_exact(peers_[r].fd, table.data(), table.size(), deadline);
     return;
   }
   const int listen_fd = listen_on(o.listen_host, 0);
-  Hello me;
-  me.rank = rank_;
-  me.port = local_port(listen_fd);
-  std::strncpy(me.host, o.listen_host.c_str(), sizeof me.host - 1);
-  peers_[0].fd = dial(o.coordinator_host, o.coordinator_port, deadline);
-  write_exact(peers_[0].fd, &me, sizeof me, deadline);
-  std::vector<Hello> table(world_);
-  read_exact(peers_[0].fd, table.data(), sizeof(Hello) * world_, deadline);
+  const Hello me{rank_, local_port(listen_fd), o.listen_host};
+  peers_[0].fd = dial_and_introduce(o.coordinator_host, o.coordinator_port, me, deadline);
+  std::vector<char> table(kHelloBytes * world_);
+  read_exact(peers_[0].fd, table.data(), table.size(), deadline);
   // Higher ranks dial lower ones, so each pair has exactly one connection.
   for (int r = 1; r < rank_; ++r) {
-    peers_[r].fd = dial(o.peer_hosts.empty() ? std::string(table[r].host) : o.peer_hosts[r], table[r].port, deadline);
-    write_exact(peers_[r].fd, &me, sizeof me, deadline);
+    const Hello peer = decode_hello(table.data() + kHelloBytes * r);
+    if (peer.rank != r)
+      throw std::runtime_error(fmt::format("bootstrap: rank 0 listed rank {} as rank {}", r, peer.rank));
+    peers_[r].fd = dial_and_introduce(o.peer_hosts.empty() ? peer.host : o.peer_hosts[r], peer.port, me, deadline);
   }
-  for (int k = rank_ + 1; k < world_; ++k) {
-    const int fd = accept_before(listen_fd, deadline);
-    Hello h;
-    read_exact(fd, &h, sizeof h, deadline);
-    if (h.rank <= rank_ || h.rank >= world_ || peers_[h.rank].fd >= 0)
-      throw std::runtime_error("bootstrap: unexpected connection from rank " + std::to_string(h.rank));
-    peers_[h.rank].fd = fd;
-  }
-  ::close(listen_fd);
+  admit_ranks(listen_fd, world_ - 1 - rank_, rank_);
 }
 
 TcpRuntime::~TcpRuntime() {
@@ -113,8 +108,15 @@ TcpRuntime::~TcpRuntime() {
                            [](const Peer& p) { return p.failure.empty() && !p.out.empty(); });
       },
       [&](std::chrono::steady_clock::time_point until) { progress(until); });
-  for (auto& p : peers_)
-    if (p.fd >= 0) ::close(p.fd);
+  // Shut down, drain, then close: the peer reads every byte sent, this rank's last report included.
+  std::vector<int> fds;
+  for (const auto& p : peers_)
+    if (p.fd >= 0) {
+      ::shutdown(p.fd, SHUT_WR);
+      fds.push_back(p.fd);
+    }
+  drain_until_closed(fds, deadline_in(kCloseDrainSeconds));
+  for (int fd : fds) ::close(fd);
 }
 
 double TcpRuntime::now() const {
@@ -153,8 +155,10 @@ void TcpRuntime::send(int dst, int tag, engine::Payload payload) {
   Peer& p = peers_.at(dst);
   if (dst == rank_) throw std::invalid_argument("send to self");
   p.check(dst);
-  std::vector<char> header = encode_header(tag, payload);
-  p.out.push_back(OutFrame{std::move(header), std::move(payload)});
+  if (payload.size > max_message_bytes_)
+    throw std::invalid_argument(
+        fmt::format("a {}-byte message is over the transport's {}-byte limit", payload.size, max_message_bytes_));
+  p.out.push_back(OutFrame{encode_tcp_header(tag, payload), std::move(payload)});
   flush_writes(dst);
 }
 
@@ -200,15 +204,15 @@ void TcpRuntime::read_available(int peer) {
     InFrame& in = p.in;
     char* dst;
     std::size_t want;
-    if (in.header_got < kHeaderBytes) {
+    if (in.header_got < kTcpHeaderBytes) {
       dst = in.header.data() + in.header_got;
-      want = kHeaderBytes - in.header_got;
-    } else if (in.has_bytes) {
+      want = kTcpHeaderBytes - in.header_got;
+    } else if (in.frame.has_bytes) {
       dst = reinterpret_cast<char*>(in.bytes.data()) + in.got;
-      want = static_cast<std::size_t>(in.size - in.got);
+      want = static_cast<std::size_t>(in.frame.size - in.got);
     } else {
       dst = discard.data();
-      want = static_cast<std::size_t>(std::min<std::uint64_t>(in.size - in.got, discard.size()));
+      want = static_cast<std::size_t>(std::min<std::uint64_t>(in.frame.size - in.got, discard.size()));
     }
     ssize_t r = 0;
     if (want > 0) {
@@ -219,24 +223,22 @@ void TcpRuntime::read_available(int peer) {
       }
       if (r == 0) return p.fail("connection closed by peer");
     }
-    if (in.header_got < kHeaderBytes) {
+    if (in.header_got < kTcpHeaderBytes) {
       in.header_got += static_cast<std::size_t>(r);
-      if (in.header_got < kHeaderBytes) continue;
-      std::uint32_t magic, flags;
-      std::memcpy(&magic, in.header.data(), 4);
-      std::memcpy(&flags, in.header.data() + 4, 4);
-      std::memcpy(&in.tag, in.header.data() + 8, 4);
-      std::memcpy(&in.size, in.header.data() + 16, 8);
-      if (magic != kMagic) return p.fail("corrupt frame header");
-      in.has_bytes = (flags & 1) != 0;
+      if (in.header_got < kTcpHeaderBytes) continue;
+      try {
+        in.frame = decode_tcp_header(in.header, max_message_bytes_);
+      } catch (const FrameError& e) {
+        return p.fail(std::string("malformed frame: ") + e.what());
+      }
       in.got = 0;
-      if (in.has_bytes) in.bytes.resize(in.size);
+      if (in.frame.has_bytes) in.bytes.resize(in.frame.size);
     } else {
       in.got += static_cast<std::uint64_t>(r);
     }
-    if (in.header_got == kHeaderBytes && in.got == in.size) {
-      engine::Payload m{in.size, std::move(in.bytes)};
-      inbox_.put(peer, in.tag, std::move(m));
+    if (in.header_got == kTcpHeaderBytes && in.got == in.frame.size) {
+      engine::Payload m{in.frame.size, std::move(in.bytes)};
+      inbox_.put(peer, in.frame.tag, std::move(m));
       in = InFrame{};
     }
   }

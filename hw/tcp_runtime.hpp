@@ -1,18 +1,21 @@
 // engine::Runtime over TCP: one connection per peer, framed messages,
 // non-blocking sockets driven by poll(); every wait is bounded. A peer's EOF
-// or reset is a PeerFailure for that rank from then on.
+// or reset, or a malformed frame, is a PeerFailure for that rank from then on.
 // Bootstrap: every rank registers with rank 0, which all-gathers the listening
 // endpoints; lower ranks are then dialled by higher ones, and a barrier ends it.
+// Connections that are not a rank this side waits for are dropped (hw/admission).
 #pragma once
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "engine/inbox.hpp"
 #include "engine/runtime.hpp"
 #include "hw/peer_state.hpp"
+#include "hw/tcp_frame.hpp"
 
 namespace hw {
 
@@ -27,12 +30,17 @@ struct TcpOptions {
   // compute() spins through its last stretch instead of sleeping to the end:
   // exact, but only where the node has a core to spare.
   bool busy_wait_compute = false;
+  // A longer message from the wire fails its sender (a malformed frame); a longer send is refused.
+  std::uint64_t max_message_bytes = kMaxMessageBytes;
+  // Told of every connection dropped during bootstrap ("ADDRESS:PORT on port P: reason").
+  std::function<void(const std::string&)> refused = [](const std::string&) {};
 };
 
 class TcpRuntime : public engine::Runtime {
  public:
   TcpRuntime(int rank, int world, const TcpOptions& options);
-  // Flushes what is still queued (bounded), then closes every connection.
+  // Flushes what is still queued, shuts every connection down and reads until
+  // the peers close theirs (each bounded), then closes.
   ~TcpRuntime() override;
 
   int rank() const override { return rank_; }
@@ -48,17 +56,16 @@ class TcpRuntime : public engine::Runtime {
 
  private:
   struct OutFrame {
-    std::vector<char> header;
+    std::array<char, kTcpHeaderBytes> header;
     engine::Payload payload;  // size-only payloads go out as zeros
     std::uint64_t sent = 0;
     std::uint64_t total() const { return header.size() + payload.size; }
   };
   struct InFrame {
-    std::array<char, 24> header{};
+    std::array<char, kTcpHeaderBytes> header{};
     std::size_t header_got = 0;
-    int tag = 0;
-    bool has_bytes = false;
-    std::uint64_t size = 0, got = 0;
+    TcpFrameHeader frame;  // once the header is whole
+    std::uint64_t got = 0;
     std::vector<std::byte> bytes;
   };
   struct Peer : PeerState<OutFrame> {
@@ -75,6 +82,7 @@ class TcpRuntime : public engine::Runtime {
 
   int rank_, world_;
   bool busy_wait_compute_;
+  std::uint64_t max_message_bytes_;
   std::chrono::steady_clock::duration wake_lateness_{};  // running mean, for compute()
   std::chrono::steady_clock::time_point start_;
   std::vector<Peer> peers_;

@@ -19,6 +19,7 @@ TcpOptions tcp_options(const ClusterSpec& c, int rank, int port, const Transport
   t.coordinator_port = port;
   t.bootstrap_timeout_s = o.bootstrap_timeout_s;
   t.busy_wait_compute = o.busy_wait_compute;
+  t.refused = o.refused;
   // Listen on every address: peers reach this rank on the address of the cable they share.
   t.listen_host = "0.0.0.0";
   t.coordinator_host = rank == 0 ? "0.0.0.0" : c.address(rank, 0);

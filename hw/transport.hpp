@@ -2,7 +2,9 @@
 // the one place a new transport (verbs) plugs in.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "engine/runtime.hpp"
 #include "hw/cluster.hpp"
@@ -12,7 +14,8 @@ namespace hw {
 
 struct TransportOptions {
   double bootstrap_timeout_s = 60;
-  bool busy_wait_compute = false;  // see TcpOptions
+  bool busy_wait_compute = false;                                               // see TcpOptions
+  std::function<void(const std::string&)> refused = [](const std::string&) {};  // see TcpOptions
 };
 
 // The data runtime of `rank` over c.transport ("tcp", or "rdma" when verbs is

@@ -73,6 +73,10 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
   std::memcpy(&h.message_bytes, p + 24, 8);
   std::memcpy(&h.sequence, p + 32, 8);
   if (magic != kFrameMagic) throw FrameError("frame without the meshinfer magic");
+  if ((flags & ~(kHasBytes | kCreditOnly)) != 0) throw FrameError(fmt::format("frame with unknown flags {:#x}", flags));
+  if (h.message_bytes > kMaxMessageBytes)
+    throw FrameError(
+        fmt::format("frame claims a {}-byte message, over the {}-byte limit", h.message_bytes, kMaxMessageBytes));
   h.has_bytes = (flags & kHasBytes) != 0;
   h.credit_only = (flags & kCreditOnly) != 0;
   if (h.chunk_bytes > frame_capacity(frame.size()) || h.chunk_bytes > h.message_bytes)
@@ -100,7 +104,8 @@ std::optional<std::pair<int, engine::Payload>> FrameAssembler::accept(const Fram
   }
   if (h.chunk_bytes > h.message_bytes - got_ || (h.chunk_bytes == 0 && h.message_bytes != 0))
     throw FrameError(fmt::format("frame carries {} bytes where {} remain", h.chunk_bytes, h.message_bytes - got_));
-  if (h.has_bytes) std::memcpy(message_.bytes.data() + got_, frame.data() + kFrameHeaderBytes, h.chunk_bytes);
+  if (h.has_bytes && h.chunk_bytes > 0)  // an empty message's bytes() is null: no copy at all
+    std::memcpy(message_.bytes.data() + got_, frame.data() + kFrameHeaderBytes, h.chunk_bytes);
   got_ += h.chunk_bytes;
   if (got_ < h.message_bytes) return std::nullopt;
   in_message_ = false;

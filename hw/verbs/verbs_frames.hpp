@@ -9,22 +9,16 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <stdexcept>
 #include <utility>
 
 #include "engine/runtime.hpp"
+#include "hw/wire_limits.hpp"
 
 namespace hw {
 
 inline constexpr std::size_t kFrameHeaderBytes = 40;
 inline constexpr std::size_t kMinFrameStride = 4096;        // macOS 26.2
 inline constexpr std::size_t kMaxFrameStride = 512 * 1024;  // macOS 26.3+
-
-// A frame the receiver cannot accept: corrupt, out of order, or too long.
-class FrameError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct FrameHeader {
   bool has_bytes = false;    // the message carries real bytes (else size only)
@@ -48,7 +42,8 @@ void pack_frame(std::span<std::byte> frame, int tag, const engine::Payload& mess
                 std::uint64_t sequence, std::uint32_t credits);
 // A frame that only returns credits.
 void pack_credit_frame(std::span<std::byte> frame, std::uint64_t sequence, std::uint32_t credits);
-// Throws FrameError when the frame is not one of ours or claims too much.
+// Throws FrameError when the frame is not one of ours, has unknown flags or
+// claims more than its stride or kMaxMessageBytes.
 FrameHeader read_frame_header(std::span<const std::byte> frame);
 
 // Rebuilds one peer's messages from its frames, in order.

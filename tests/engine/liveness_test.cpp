@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "engine/epoch_runtime.hpp"
 
 namespace {
@@ -82,7 +84,7 @@ TEST(Liveness, ARelayedPeerGetsAFreshTimeout) {
 
 TEST(ControlMessage, RoundTripsMembersAndDetours) {
   ControlMessage msg{ControlMessage::kReconfigure, 7, 2, 1, 0, {0, 1, 2, 3}, {{1, 2, 0}, {0, 3, 1}}};
-  const ControlMessage back = ControlMessage::decode(msg.encode());
+  const ControlMessage back = ControlMessage::decode(msg.encode(), 4);
   EXPECT_EQ(back.kind, msg.kind);
   EXPECT_EQ(back.epoch, 7);
   EXPECT_EQ(back.peer, 2);
@@ -95,8 +97,37 @@ TEST(ControlMessage, RefusesATruncatedMessage) {
   engine::Payload p = msg.encode();
   p.bytes.resize(p.bytes.size() - 4);
   p.size = p.bytes.size();
-  EXPECT_THROW(ControlMessage::decode(p), std::runtime_error);
-  EXPECT_THROW(ControlMessage::decode(engine::Payload::of(std::vector<std::byte>(8))), std::runtime_error);
+  EXPECT_THROW(ControlMessage::decode(p, 4), std::invalid_argument);
+  EXPECT_THROW(ControlMessage::decode(engine::Payload::of(std::vector<std::byte>(8)), 4), std::invalid_argument);
+}
+
+// Every field that indexes something (a kind, a strategy, a rank) is checked
+// against what exists before the message is used.
+TEST(ControlMessage, RefusesAFieldOutsideWhatExists) {
+  const ControlMessage good{ControlMessage::kReconfigure, 3, 1, 2, 1, {0, 2, 3}, {{0, 3, 2}}};
+  ASSERT_NO_THROW(ControlMessage::decode(good.encode(), 4));
+  const std::vector<std::function<void(ControlMessage&)>> changes{
+      [](ControlMessage& m) { m.kind = static_cast<ControlMessage::Kind>(9); },
+      [](ControlMessage& m) { m.epoch = -1; },
+      [](ControlMessage& m) { m.peer = 4; },
+      [](ControlMessage& m) { m.strategy = 4; },
+      [](ControlMessage& m) { m.strategy = -1; },
+      [](ControlMessage& m) { m.secondary = 2; },
+      [](ControlMessage& m) {
+        m.members = {0, 4};
+      },
+      [](ControlMessage& m) {
+        m.members = {0, 2, 2};
+      },
+      [](ControlMessage& m) {
+        m.detours = {{0, -5, 1}};
+      },
+  };
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    ControlMessage bad = good;
+    changes[i](bad);
+    EXPECT_THROW(ControlMessage::decode(bad.encode(), 4), std::invalid_argument) << "change " << i;
+  }
 }
 
 }  // namespace

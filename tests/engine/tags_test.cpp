@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <set>
 
 namespace {
@@ -10,7 +11,6 @@ namespace {
 namespace tags = engine::tags;
 
 constexpr int kEpochTags[] = {tags::kStep, tags::kActivation, tags::kTokens, tags::kCommand, tags::kCollective};
-constexpr int kLastSafeEpoch = 1022;
 
 TEST(Tags, EveryEpochTagFitsBelowTheEpochStride) {
   for (int tag : kEpochTags) {
@@ -19,20 +19,23 @@ TEST(Tags, EveryEpochTagFitsBelowTheEpochStride) {
   }
 }
 
-TEST(Tags, NoTwoEpochsUpTo1022ShareAFencedTagAndNoneMeetsAnUnfencedOne) {
-  std::set<int> seen;
-  for (int epoch = 0; epoch <= kLastSafeEpoch; ++epoch)
-    for (int tag : kEpochTags) {
-      const int wire = tags::fenced(tag, epoch);
-      EXPECT_TRUE(seen.insert(wire).second) << "epoch " << epoch << " tag " << tag;
-      EXPECT_GT(wire, tags::kHeartbeat);
-      EXPECT_LT(wire, tags::kControl);
-    }
+TEST(Tags, No1023ConsecutiveEpochsShareAFencedTagFromAnyStart) {
+  for (int first : {0, 1, 1000, 1023, 5000, 2'000'000}) {
+    std::set<int> seen;
+    for (int epoch = first; epoch < first + tags::kFencedEpochs; ++epoch)
+      for (int tag : kEpochTags) EXPECT_TRUE(seen.insert(tags::fenced(tag, epoch)).second) << epoch << " " << tag;
+  }
 }
 
-TEST(Tags, EpochTagsAreFencedPastTheLimitIntoTheControlRange) {
-  // The honest limit of the plain int arithmetic: the next epoch reaches kControl's range.
-  EXPECT_GE(tags::fenced(tags::kStep, kLastSafeEpoch + 1), tags::kControl);
+// Past epoch 1024, and up to the largest epoch an int holds, a fenced tag
+// stays between the heartbeat and control tags and never overflows.
+TEST(Tags, NoEpochEverReachesAnUnfencedTag) {
+  for (int epoch : {0, 1022, 1023, 1024, 1025, 2046, 2047, 2048, 1 << 20, std::numeric_limits<int>::max()})
+    for (int tag : kEpochTags) {
+      const int wire = tags::fenced(tag, epoch);
+      EXPECT_GT(wire, tags::kHeartbeat) << epoch;
+      EXPECT_LT(wire, tags::kControl) << epoch;
+    }
 }
 
 TEST(Tags, TransportTagsAreNegativeAndDistinct) {

@@ -12,6 +12,13 @@ namespace testsupport {
 
 std::vector<sim::IsolatedResult> run_tcp_cluster(int n, const std::function<std::string(engine::Runtime&)>& fn,
                                                  unsigned alarm_s) {
+  return run_tcp_cluster(
+      n, fn, [](int, hw::TcpOptions&) {}, alarm_s);
+}
+
+std::vector<sim::IsolatedResult> run_tcp_cluster(int n, const std::function<std::string(engine::Runtime&)>& fn,
+                                                 const std::function<void(int, hw::TcpOptions&)>& configure,
+                                                 unsigned alarm_s) {
   // The coordinator's socket is bound before forking, so no rank races for the port.
   const int listen_fd = hw::listen_on("127.0.0.1", 0);
   const int port = hw::local_port(listen_fd);
@@ -30,6 +37,7 @@ std::vector<sim::IsolatedResult> run_tcp_cluster(int n, const std::function<std:
         hw::TcpOptions o;
         o.coordinator_port = port;
         o.coordinator_listen_fd = r == 0 ? listen_fd : -1;
+        configure(r, o);
         if (r != 0) ::close(listen_fd);
         hw::TcpRuntime rt(r, n, o);
         out = "1" + fn(rt);

@@ -7,11 +7,16 @@
 #include <vector>
 
 #include "engine/runtime.hpp"
+#include "hw/tcp_runtime.hpp"
 #include "sim/isolated.hpp"
 
 namespace testsupport {
 
 std::vector<sim::IsolatedResult> run_tcp_cluster(int n, const std::function<std::string(engine::Runtime&)>& fn,
+                                                 unsigned alarm_s = 300);
+// The same with each rank's TcpOptions adjusted by `configure(rank, options)` first.
+std::vector<sim::IsolatedResult> run_tcp_cluster(int n, const std::function<std::string(engine::Runtime&)>& fn,
+                                                 const std::function<void(int, hw::TcpOptions&)>& configure,
                                                  unsigned alarm_s = 300);
 
 }  // namespace testsupport

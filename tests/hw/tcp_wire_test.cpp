@@ -1,0 +1,107 @@
+// TcpRuntime on the wire: a length from a peer is bounded before anything is
+// allocated, a malformed frame fails only the peer that sent it, and a rank
+// that closes while its peer is still writing loses none of what it sent.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "engine/error.hpp"
+#include "hw/hello.hpp"
+#include "hw/tcp_frame.hpp"
+#include "support/tcp_cluster.hpp"
+
+namespace {
+
+constexpr int kTag = 7, kChatter = 8;
+
+engine::Payload pattern(std::size_t n) {
+  std::vector<std::byte> bytes(n);
+  for (std::size_t i = 0; i < n; ++i) bytes[i] = static_cast<std::byte>(i * 131 % 251);
+  return engine::Payload::of(bytes);
+}
+
+TEST(TcpFrame, ALengthOverTheLimitIsRefusedBeforeAnythingIsAllocated) {
+  engine::Payload huge = engine::Payload::sized(std::uint64_t{1} << 63);
+  const auto header = hw::encode_tcp_header(kTag, huge);
+  EXPECT_THROW(hw::decode_tcp_header(header, hw::kMaxMessageBytes), hw::FrameError);
+  const hw::TcpFrameHeader ok = hw::decode_tcp_header(hw::encode_tcp_header(kTag, pattern(10)), 10);
+  EXPECT_EQ(ok.tag, kTag);
+  EXPECT_EQ(ok.size, 10u);
+  EXPECT_TRUE(ok.has_bytes);
+  auto flagged = hw::encode_tcp_header(kTag, pattern(10));
+  flagged[5] = 1;  // a flag bit no build sets
+  EXPECT_THROW(hw::decode_tcp_header(flagged, 10), hw::FrameError);
+}
+
+TEST(Hello, OnlyAWellFormedHelloDecodes) {
+  const hw::Hello me{3, 40000, "10.0.12.1"};
+  const std::vector<char> good = hw::encode_hello(me);
+  const hw::Hello back = hw::decode_hello(good.data());
+  EXPECT_EQ(back.rank, 3);
+  EXPECT_EQ(back.port, 40000);
+  EXPECT_EQ(back.host, "10.0.12.1");
+  std::vector<char> bad = good;
+  bad[0] = 'G';
+  EXPECT_THROW(hw::decode_hello(bad.data()), std::invalid_argument);
+  bad = good;
+  std::fill(bad.begin() + 16, bad.end(), 'x');  // no terminating NUL
+  EXPECT_THROW(hw::decode_hello(bad.data()), std::invalid_argument);
+  bad = good;
+  bad[14] = 1;  // port 65536 and more
+  EXPECT_THROW(hw::decode_hello(bad.data()), std::invalid_argument);
+}
+
+// Rank 0 accepts at most 1 MiB; rank 1 sends it 2 MiB. Rank 1 is failed with
+// the reason, and rank 2 goes on talking to rank 0 as before.
+TEST(TcpWire, AnOversizedFrameFailsOnlyThePeerThatSentIt) {
+  const auto results = testsupport::run_tcp_cluster(
+      3,
+      [](engine::Runtime& rt) -> std::string {
+        if (rt.rank() != 0) {
+          rt.send(0, kTag, pattern(rt.rank() == 1 ? 2 << 20 : 1000));
+          return rt.rank() == 2 && rt.recv(0, kTag, 30).size == 5 ? "answered" : "";
+        }
+        if (rt.recv(2, kTag, 30).bytes != pattern(1000).bytes) return "rank 2's message corrupt";
+        std::string failure = "rank 1 not failed";
+        try {
+          rt.recv(1, kTag, 30);
+        } catch (const engine::PeerFailure& e) {
+          failure = e.what();
+        }
+        rt.send(2, kTag, engine::Payload::sized(5));
+        return failure;
+      },
+      [](int rank, hw::TcpOptions& o) {
+        if (rank == 0) o.max_message_bytes = 1 << 20;
+      });
+  ASSERT_TRUE(results[0].ok) << results[0].output;
+  EXPECT_NE(results[0].output.find("peer 1 failed"), std::string::npos) << results[0].output;
+  EXPECT_NE(results[0].output.find("malformed frame: frame claims a 2097152-byte message, over the 1048576-byte limit"),
+            std::string::npos)
+      << results[0].output;
+  EXPECT_EQ(results[2].output, "answered");
+}
+
+// Rank 1 sends its final report and closes while rank 0 is still writing to
+// it and has not read yet: rank 0 still reads every byte of the report.
+TEST(TcpWire, AFinalReportSentWhileThePeerIsStillWritingArrivesWhole) {
+  constexpr std::size_t kReportBytes = 8 << 20;
+  const auto results = testsupport::run_tcp_cluster(2, [](engine::Runtime& rt) -> std::string {
+    if (rt.rank() == 1) {
+      rt.send(0, kTag, pattern(kReportBytes));
+      return "sent";  // the runtime closes now, with rank 0's writes still arriving
+    }
+    // A second of writing (send() does not read), then the report.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (std::chrono::steady_clock::now() < until) {
+      rt.send(1, kChatter, pattern(64 << 10));
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return rt.recv(1, kTag, 30).bytes == pattern(kReportBytes).bytes ? "whole" : "corrupt";
+  });
+  EXPECT_EQ(results[0].output, "whole");
+  EXPECT_TRUE(results[1].ok) << results[1].output;
+}
+
+}  // namespace
