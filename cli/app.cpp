@@ -26,10 +26,14 @@ std::string features() {
 
 }  // namespace
 
+std::string version_line() {
+  return fmt::format("meshinfer {} ({}), {}", engine::kVersion, engine::kGitCommit, features());
+}
+
 int run_app(std::vector<std::string> args) {
   CLI::App app{"meshinfer: LLM inference on a simulated or real mesh of machines"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", fmt::format("meshinfer {} ({}), {}", engine::kVersion, engine::kGitCommit, features()));
+  app.set_version_flag("--version", version_line());
   int status = 0;
   add_run_command(app, status);
   add_validate_command(app, status);
@@ -42,6 +46,7 @@ int run_app(std::vector<std::string> args) {
   add_probe_command(app, status);
   add_make_model_command(app, status);
   add_compare_command(app, status);
+  add_doctor_command(app, status);
   try {
     std::reverse(args.begin(), args.end());  // CLI11 takes them last first
     app.parse(args);

@@ -28,5 +28,9 @@ void add_launch_command(CLI::App& app, int& status);
 void add_probe_command(CLI::App& app, int& status);
 void add_make_model_command(CLI::App& app, int& status);
 void add_compare_command(CLI::App& app, int& status);
+void add_doctor_command(CLI::App& app, int& status);
+
+// What `meshinfer --version` prints: version, git id, transports, OS calls.
+std::string version_line();
 
 }  // namespace cli

@@ -22,6 +22,7 @@ struct ProbeCommandOptions {
   hw::ProbeOptions probe;
   double timeout_s = 300;
   bool dry_run = false;
+  bool figures_json = false;  // rank 0 prints the figures as JSON, and writes no card
 };
 
 std::vector<std::string> rank_args(const ProbeCommandOptions& o, int r) {
@@ -48,6 +49,10 @@ int probe_one_rank(const ProbeCommandOptions& o, const hw::ClusterSpec& cluster)
   const auto rt = hw::make_runtime(cluster, o.rank, hw::TransportOptions{});
   const auto pairs = hw::probe_links(*rt, o.probe);
   if (o.rank != 0) return 0;
+  if (o.figures_json) {
+    fmt::print("{}\n", hw::figures_json(pairs).dump());
+    return 0;
+  }
   const std::string name = std::filesystem::path(o.out).stem().string();
   fmt::print("{:>6} {:>12} {:>14} {:>14}\n", "pair", "latency us", "a->b MB/s", "b->a MB/s");
   for (const auto& f : pairs)
@@ -82,6 +87,7 @@ void add_probe_command(CLI::App& app, int& status) {
   cmd->add_option("--repeats", o->probe.bulk_repeats, "timed transfers per direction")->check(CLI::PositiveNumber);
   cmd->add_option("--timeout", o->timeout_s, "seconds before every rank is killed");
   cmd->add_flag("--dry-run", o->dry_run, "print the command of each rank and start nothing");
+  cmd->add_flag("--figures-json", o->figures_json, "with --rank 0: print the figures as JSON instead of a card");
   cmd->callback([o, &status] { status = probe(*o); });
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/model_math.hpp"
+#include "engine/portable_math.hpp"
 
 namespace engine {
 
@@ -38,7 +39,7 @@ double CostModel::ffn_s(int layer, const StepShape& s) const {
   // A batch of T tokens, each routed to k of E experts, touches E(1-(1-k/E)^T)
   // distinct experts on average; this node holds `experts` of them.
   const double e = p.routed_experts, k = p.active_experts;
-  const double touched_fraction = 1 - std::pow(1 - k / e, s.tokens);
+  const double touched_fraction = 1 - portable::powi(1 - k / e, s.tokens);
   const double held_share = shard_.experts / e;
   const double expert_bytes = p.per_expert * shard_.ffn_fraction * bytes_per_param_;
   const double router = p.router;

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "engine/error.hpp"
 #include "engine/json_input.hpp"
@@ -137,23 +139,60 @@ long days_from_civil(long y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<long>(doe) - 719468;
 }
 
-// Long double: a date's seconds since 1970 (1.7e9) in a double would keep only
-// a quarter of a microsecond.
-long double seconds(const RawRow& r, const Layout& l, const std::string& file) {
+// A time as whole seconds and a fraction in [0, 1): a date's 1.7e9 s keep the log's
+// microseconds, and the arithmetic is IEEE double only, so it gives the same bits on
+// every platform (long double is 80 bits on x86-64, 128 on Linux arm64, 64 on a Mac).
+struct Instant {
+  long long whole = 0;
+  double frac = 0;
+  bool operator<(const Instant& o) const { return whole != o.whole ? whole < o.whole : frac < o.frac; }
+  double since(const Instant& o) const { return static_cast<double>(whole - o.whole) + (frac - o.frac); }
+};
+
+// A number of seconds as from_chars reads it; "[-]digits[.digits]" split exactly.
+std::optional<Instant> parse_seconds(std::string_view text) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) return std::nullopt;
+  const bool negative = text.starts_with('-');
+  const std::string_view digits = text.substr(negative);
+  const auto dot = digits.find('.');
+  const std::string_view integer = digits.substr(0, dot);
+  Instant t;
+  if (integer.find_first_not_of("0123456789") != std::string_view::npos ||
+      std::from_chars(integer.data(), integer.data() + integer.size(), t.whole).ec != std::errc()) {
+    t.whole = static_cast<long long>(std::floor(v));  // an exponent form: as exact as its double
+    t.frac = v - static_cast<double>(t.whole);
+    return t;
+  }
+  if (dot != std::string_view::npos) {
+    const std::string fraction = "0" + std::string(digits.substr(dot));
+    std::from_chars(fraction.data(), fraction.data() + fraction.size(), t.frac);
+  }
+  if (negative) {
+    t.whole = -t.whole;
+    if (t.frac > 0) {
+      --t.whole;
+      t.frac = 1 - t.frac;
+    }
+  }
+  return t;
+}
+
+Instant seconds(const RawRow& r, const Layout& l, const std::string& file) {
   if (l.datetime) {
     int y, mo, d, h, mi, used = 0;
-    long double s;
-    if (std::sscanf(r.time.c_str(), "%4d-%2d-%2d%*1[ T]%2d:%2d:%Lf%n", &y, &mo, &d, &h, &mi, &s, &used) != 6 ||
-        mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s < 0 || s >= 61 ||
-        r.time.find_first_not_of("Z ", used) != std::string::npos)
+    const bool head = std::sscanf(r.time.c_str(), "%4d-%2d-%2d%*1[ T]%2d:%2d:%n", &y, &mo, &d, &h, &mi, &used) == 5;
+    const std::string_view rest = std::string_view(r.time).substr(used);
+    const auto s = head ? parse_seconds(rest.substr(0, rest.find_first_of("Z "))) : std::nullopt;
+    if (!s || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s->whole < 0 || s->whole >= 61 ||
+        rest.find_first_not_of("Z ", rest.find_first_of("Z ")) != std::string_view::npos)
       refuse(file, r.line, fmt::format("{} '{}' is not a time like 2023-11-16 18:15:46.68", l.time, r.time));
-    return 86400.0L * days_from_civil(y, mo, d) + 3600.0L * h + 60.0L * mi + s;
+    return {86400LL * days_from_civil(y, mo, d) + 3600LL * h + 60LL * mi + s->whole, s->frac};
   }
-  long double t = 0;
-  const auto [end, ec] = std::from_chars(r.time.data(), r.time.data() + r.time.size(), t);
-  if (ec != std::errc() || end != r.time.data() + r.time.size() || !std::isfinite(t))
-    refuse(file, r.line, fmt::format("{} '{}' is not a number of seconds", l.time, r.time));
-  return t;
+  const auto t = parse_seconds(r.time);
+  if (!t) refuse(file, r.line, fmt::format("{} '{}' is not a number of seconds", l.time, r.time));
+  return *t;
 }
 
 int tokens(const std::string& text, const char* column, int line, const std::string& file) {
@@ -175,7 +214,7 @@ std::vector<Request> read_request_trace(const std::string& file, double time_sca
       std::filesystem::path(file).extension() == ".jsonl" || std::filesystem::path(file).extension() == ".ndjson";
   const std::vector<RawRow> rows = json_lines ? read_json_lines(in, file, layout) : read_csv(in, file, layout);
   struct Timed {
-    long double t;
+    Instant t;
     Request r;
   };
   std::vector<Timed> timed;
@@ -188,11 +227,11 @@ std::vector<Request> read_request_trace(const std::string& file, double time_sca
   if (timed.empty()) throw InputError(file, "", "the log has a header but no request");
   // Logs are mostly in time order; a merged one may not be.
   std::stable_sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) { return a.t < b.t; });
-  const long double t0 = timed.front().t;
+  const Instant t0 = timed.front().t;
   const double from = window ? window->first : 0, to = window ? window->second : INFINITY;
   std::vector<Request> out;
   for (const Timed& x : timed) {
-    const double rel = static_cast<double>(x.t - t0);
+    const double rel = x.t.since(t0);
     if (rel < from || rel >= to) continue;
     Request r = x.r;
     r.id = static_cast<int>(out.size());

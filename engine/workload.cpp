@@ -4,17 +4,19 @@
 #include <cmath>
 #include <random>
 
+#include "engine/portable_math.hpp"
+
 namespace engine {
 
 namespace {
 
-// Hand-rolled draws from the raw engine: std::*_distribution differ between
-// standard libraries, and reports must not.
+// Hand-rolled draws from the raw engine, with portable log/exp/cos:
+// std::*_distribution and libm differ between platforms, and reports must not.
 double uniform01(std::mt19937_64& rng) { return (rng() >> 11) * 0x1.0p-53; }
 
 double standard_normal(std::mt19937_64& rng) {
   const double u1 = std::max(uniform01(rng), 1e-300), u2 = uniform01(rng);
-  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
+  return std::sqrt(-2 * portable::log(u1)) * portable::cos(2 * M_PI * u2);
 }
 
 int draw(const Distribution& d, std::mt19937_64& rng) {
@@ -25,8 +27,8 @@ int draw(const Distribution& d, std::mt19937_64& rng) {
     v = d.mean + d.stddev * standard_normal(rng);
   } else if (d.kind == "lognormal") {
     // Parameters of the underlying normal from the value's mean and stddev.
-    const double sigma2 = std::log(1 + (d.stddev * d.stddev) / (d.mean * d.mean));
-    v = std::exp(std::log(d.mean) - sigma2 / 2 + std::sqrt(sigma2) * standard_normal(rng));
+    const double sigma2 = portable::log(1 + (d.stddev * d.stddev) / (d.mean * d.mean));
+    v = portable::exp(portable::log(d.mean) - sigma2 / 2 + std::sqrt(sigma2) * standard_normal(rng));
   }
   if (d.kind != "fixed") v = std::clamp(v, std::max(1.0, d.min), d.max > 0 ? d.max : 1e9);
   return std::max(1, static_cast<int>(std::lround(v)));
@@ -46,7 +48,7 @@ std::vector<Request> make_requests(const Workload& w, std::uint64_t seed) {
     r.prompt_tokens = draw(w.prompt_tokens, rng);
     r.output_tokens = draw(w.output_tokens, rng);
     if (w.arrival == "poisson") {
-      t += -std::log(1 - uniform01(rng)) / w.rate_per_s;
+      t += -portable::log(1 - uniform01(rng)) / w.rate_per_s;
       r.arrival_s = t;
     } else if (i < w.concurrency) {
       r.arrival_s = 0;

@@ -35,12 +35,17 @@ struct Stream {
   int fd;
   FILE* to;
   std::string prefix, partial;
+  std::string* sink;  // when set, the output is kept here instead
 
   // False at EOF.
   bool forward() {
     char buf[4096];
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) return true;
+    if (n > 0 && sink) {
+      sink->append(buf, static_cast<std::size_t>(n));
+      return true;
+    }
     if (n > 0) {
       partial.append(buf, static_cast<std::size_t>(n));
       for (std::size_t nl; (nl = partial.find('\n')) != std::string::npos; partial.erase(0, nl + 1))
@@ -75,7 +80,7 @@ std::vector<std::string> rank_command(const ClusterSpec& c, int r, const std::st
   return argv;
 }
 
-LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs, double timeout_s) {
+LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool capture) {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   struct sigaction old_int {
@@ -85,6 +90,12 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
   g_interrupted = 0;
 
   const int n = static_cast<int>(argvs.size());
+  LaunchResult result;
+  result.status.assign(n, -1);
+  if (capture) {
+    result.output.resize(n);
+    result.errors.resize(n);
+  }
   std::vector<pid_t> pids(n, -1);
   std::vector<Stream> streams;
   pid_t group = 0;
@@ -115,14 +126,12 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
     ::close(out[1]);
     ::close(err[1]);
     const std::string prefix = "[rank " + std::to_string(r) + "] ";
-    streams.push_back({out[0], stdout, prefix, {}});
-    streams.push_back({err[0], stderr, prefix, {}});
-    std::fprintf(stderr, "launch: rank %d is pid %d\n", r, pid);
+    streams.push_back({out[0], stdout, prefix, {}, capture ? &result.output[r] : nullptr});
+    streams.push_back({err[0], stderr, prefix, {}, capture ? &result.errors[r] : nullptr});
+    if (!capture) std::fprintf(stderr, "launch: rank %d is pid %d\n", r, pid);
   }
   std::fflush(stderr);
 
-  LaunchResult result;
-  result.status.assign(n, -1);
   const Deadline deadline = deadline_in(timeout_s);
   int running = n;
   bool killed = false;

@@ -14,10 +14,13 @@ struct LaunchResult {
   std::vector<int> status;  // by rank: exit code, or 128 + the signal that ended it
   bool timed_out = false;
   bool interrupted = false;
+  std::vector<std::string> output, errors;  // by rank: stdout and stderr, when captured
 };
 
 // REQUIRES: every argv non-empty (argv[0] found on PATH or a path).
-LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs, double timeout_s);
+// `capture`: keep each rank's output in the result instead of forwarding it.
+LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs, double timeout_s,
+                              bool capture = false);
 
 // Prints each command (a dry run: returns 0), or launches them and says
 // which rank ended badly and why all were killed; returns rank 0's status.

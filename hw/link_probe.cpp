@@ -108,6 +108,29 @@ std::vector<PairFigures> probe_links(engine::Runtime& rt, const ProbeOptions& o)
   return all;
 }
 
+nlohmann::json figures_json(const std::vector<PairFigures>& pairs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& f : pairs)
+    out.push_back({{"a", f.a},
+                   {"b", f.b},
+                   {"latency_s", f.latency_s},
+                   {"bandwidth_ab", f.bandwidth_ab},
+                   {"bandwidth_ba", f.bandwidth_ba}});
+  return out;
+}
+
+std::vector<PairFigures> figures_from_json(const nlohmann::json& j) {
+  try {
+    if (!j.is_array()) throw std::runtime_error("the probe's figures are not a JSON array");
+    std::vector<PairFigures> out;
+    for (const auto& f : j)
+      out.push_back({f.at("a"), f.at("b"), f.at("latency_s"), f.at("bandwidth_ab"), f.at("bandwidth_ba")});
+    return out;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(std::string("not the figures of `meshinfer probe --figures-json`: ") + e.what());
+  }
+}
+
 nlohmann::ordered_json link_card(const std::string& name, const std::vector<PairFigures>& pairs,
                                  const std::string& port_kind) {
   std::vector<double> latencies, bandwidths;

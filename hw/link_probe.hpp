@@ -31,6 +31,11 @@ struct PairFigures {
 // figures (in pair order), the others an empty vector.
 std::vector<PairFigures> probe_links(engine::Runtime& rt, const ProbeOptions& o);
 
+// The figures as JSON ([{"a", "b", "latency_s", "bandwidth_ab", "bandwidth_ba"}, ...]) and back;
+// figures_from_json throws std::runtime_error on anything else.
+nlohmann::json figures_json(const std::vector<PairFigures>& pairs);
+std::vector<PairFigures> figures_from_json(const nlohmann::json& j);
+
 // A link card named `name`: the median of the pairs' latencies and of their
 // bandwidths (both directions), per-pair figures in its notes.
 // REQUIRES: !pairs.empty().

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -23,6 +24,7 @@
 #include <sys/prctl.h>
 #elif defined(__APPLE__)
 #include <mach-o/dyld.h>
+#include <mach/mach.h>
 #endif
 
 namespace hw {
@@ -134,6 +136,29 @@ void die_with_parent() {
 void wake_on_time() {
 #ifdef MESHINFER_LINUX
   ::prctl(PR_SET_TIMERSLACK, 1);
+#endif
+}
+
+std::uint64_t free_memory_bytes() {
+#if defined(MESHINFER_LINUX)
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string key; meminfo >> key;) {
+    std::uint64_t kib = 0;
+    if (meminfo >> kib && key == "MemAvailable:") return kib * 1024;
+    meminfo.ignore(256, '\n');
+  }
+  return 0;
+#elif defined(__APPLE__)
+  vm_statistics64_data_t vm{};
+  mach_msg_type_number_t count = HOST_VM_INFO64_COUNT;
+  if (::host_statistics64(::mach_host_self(), HOST_VM_INFO64, reinterpret_cast<host_info64_t>(&vm), &count) !=
+      KERN_SUCCESS)
+    return 0;
+  return (static_cast<std::uint64_t>(vm.free_count) + vm.inactive_count) * vm_page_size;
+#elif defined(_SC_AVPHYS_PAGES)
+  return static_cast<std::uint64_t>(::sysconf(_SC_AVPHYS_PAGES)) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+#else
+  return 0;
 #endif
 }
 

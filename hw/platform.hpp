@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace hw {
@@ -35,6 +36,10 @@ void die_with_parent();
 // Asks the OS to wake sleeping threads on time (Linux's 50 us timer slack
 // down to 1 ns); a no-op where there is no such knob.
 void wake_on_time();
+
+// Memory the OS could give this process now without swapping, in bytes
+// (Linux's MemAvailable; free plus inactive pages on macOS); 0 when unknown.
+std::uint64_t free_memory_bytes();
 
 // REQUIRES: called once at startup with argv[0] (the POSIX fallback of self_executable needs it).
 void record_argv0(const char* argv0);

@@ -77,13 +77,26 @@ int local_port(int fd) {
 
 int dial(const std::string& host, int port, Deadline deadline) {
   const sockaddr_in addr = resolve(host, port);
+  const std::string where = host + ":" + std::to_string(port);
   for (;;) {
+    // Non-blocking, so a host that drops the SYN costs the deadline, not the kernel's two minutes of retries.
     const int fd = tcp_socket();
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return fd;
-    const int err = errno;
+    const int flags = ::fcntl(fd, F_GETFL);
+    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    int err = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0 ? 0 : errno;
+    if (err == EINPROGRESS && wait_fd(fd, POLLOUT, deadline)) {
+      socklen_t len = sizeof err;
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    }
+    if (err == 0) {
+      ::fcntl(fd, F_SETFL, flags);
+      return fd;
+    }
     ::close(fd);
+    if (err == EINPROGRESS)
+      throw std::runtime_error(where + " did not answer within the bootstrap timeout (no reply to the connection)");
     if (std::chrono::steady_clock::now() >= deadline)
-      throw std::runtime_error("cannot connect to " + host + ":" + std::to_string(port) + ": " + std::strerror(err));
+      throw std::runtime_error("cannot connect to " + where + ": " + std::strerror(err));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }

@@ -129,7 +129,8 @@ void FaultInjector::apply(const engine::FaultSpec& f) {
     std::mt19937_64 rng(s_.seed ^ static_cast<unsigned long long>(f.at_s * 1e6));
     std::vector<int> nodes(s_.nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<int>(i);
-    std::shuffle(nodes.begin(), nodes.end(), rng);
+    // Fisher-Yates on the raw engine: std::shuffle differs between standard libraries.
+    for (std::size_t i = nodes.size(); i > 1; --i) std::swap(nodes[i - 1], nodes[rng() % i]);
     for (std::size_t k = 0; k < std::min<std::size_t>(2, nodes.size()); ++k) {
       const int node = nodes[k];
       sg4::Actor::create("tcp-reboot", sg4::Host::by_name(Simulation::kControlHost),

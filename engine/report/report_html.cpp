@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/portable_math.hpp"
 #include "engine/report/svg.hpp"
 #include "engine/report/timeline_html.hpp"
 
@@ -114,7 +115,7 @@ void cluster(std::string& out, const ordered_json& report, const ordered_json& p
   for (int i = 0; i < n; ++i) {
     const double a = (-90 - 180.0 / n + 360.0 * i / n) * std::numbers::pi / 180;
     const double r = n == 1 ? 0 : 1;
-    pos[str(nodes[i], "name")] = {kW / 2 + r * 225 * std::cos(a), kH / 2 + r * 165 * std::sin(a)};
+    pos[str(nodes[i], "name")] = {kW / 2 + r * 225 * portable::cos(a), kH / 2 + r * 165 * portable::sin(a)};
   }
   figure(out, id, title, kW, kH, {{"mem-weights", "weights"}, {"mem-free", "free memory"}}, [&] {
     std::map<std::pair<std::string, std::string>, int> seen;  // parallel cables fan out
@@ -123,7 +124,7 @@ void cluster(std::string& out, const ordered_json& report, const ordered_json& p
       const std::string a = str(l, "a"), b = str(l, "b");
       const auto [ax, ay] = pos[a];
       const auto [bx, by] = pos[b];
-      const double len = std::max(1.0, std::hypot(bx - ax, by - ay));
+      const double len = std::max(1.0, std::sqrt((bx - ax) * (bx - ax) + (by - ay) * (by - ay)));
       const double off = 10.0 * seen[{a, b}]++;
       const double ox = -(by - ay) / len * off, oy = (bx - ax) / len * off;
       put(out,

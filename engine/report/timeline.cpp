@@ -133,8 +133,25 @@ ordered_json distributions_json(const RunResult& r) {
   return {{"ttft_s", histogram(l.ttft)}, {"itl_s", histogram(l.itl)}};
 }
 
+namespace {
+
+// 10^n, correctly rounded: 10^|n| is exact up to 10^22, and one division rounds once.
+double exact_power_of_ten(int n) {
+  double p = 1;
+  for (int i = 0; i < std::abs(n); ++i) p *= 10;
+  return n < 0 ? 1 / p : p;
+}
+
+}  // namespace
+
 double nice_step(double raw) {
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  // The decade below raw, from exact powers of ten (libm's log10 and pow differ by platform).
+  int decade = 0;
+  for (; decade < 300 && exact_power_of_ten(decade + 1) <= raw; ++decade) {
+  }
+  for (; decade > -300 && exact_power_of_ten(decade) > raw; --decade) {
+  }
+  const double magnitude = exact_power_of_ten(decade);
   for (double m : {1.0, 2.0, 5.0})
     if (m * magnitude >= raw) return m * magnitude;
   return 10 * magnitude;

@@ -73,7 +73,8 @@ std::vector<engine::FaultSpec> chaos_faults(const engine::Scenario& s, const std
       f.duration_s = uniform(rng, 0.1, 0.5 * span_s);
     out.push_back(f);
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
+  // Stable: std::sort orders ties differently in each standard library.
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
   return out;
 }
 

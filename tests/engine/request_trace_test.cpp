@@ -54,6 +54,23 @@ TEST(RequestTrace, AzureTimestampsCountFromTheFirstRow) {
   EXPECT_EQ(r[2].id, 2);
 }
 
+TEST(RequestTrace, DatesKeepTheirTenthsOfAMicrosecondAndNegativeSecondsOrderCorrectly) {
+  // A date is 1.7e9 s since 1970: in one double it would keep only a quarter of a microsecond.
+  const auto r = read_request_trace(log_file("tenths.csv",
+                                             "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                             "2023-11-16 18:15:46.6805900,1,1\n"
+                                             "2023-11-16 18:15:46.6805901Z,2,2\n"));
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_NEAR(r[1].arrival_s, 1e-7, 1e-12);
+  const auto n = read_request_trace(log_file("neg.csv",
+                                             "arrival_s,prompt_tokens,output_tokens\n"
+                                             "-0.25,1,1\n-1.5,2,2\n1e1,3,3\n"));
+  ASSERT_EQ(n.size(), 3u);
+  EXPECT_EQ(n[0].prompt_tokens, 2);
+  EXPECT_EQ(n[1].arrival_s, 1.25);
+  EXPECT_EQ(n[2].arrival_s, 11.5);
+}
+
 TEST(RequestTrace, BurstGptColumnsAmongOthersAndQuotedFields) {
   const auto r = read_request_trace(log_file("burst.csv",
                                              "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"

@@ -1,0 +1,168 @@
+// meshinfer doctor: the first command on a new cluster. Gathers every host's
+// facts over ssh (or --exec-prefix), checks them together, probes each cable,
+// and prints every finding with the host, port or cable and the fix.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/output_file.hpp"
+#include "cli/run_report.hpp"
+#include "engine/error.hpp"
+#include "hw/doctor/checks.hpp"
+#include "hw/launcher.hpp"
+#include "hw/platform.hpp"
+
+namespace cli {
+
+namespace {
+
+namespace doc = hw::doctor;
+
+struct DoctorOptions {
+  std::string cluster, scenario, json_out, exec_prefix;
+  double timeout_s = 60;
+  bool facts = false, no_probe = false;
+};
+
+std::string last_line(const std::string& text) {
+  const auto end = text.find_last_not_of("\n ");
+  if (end == std::string::npos) return "";
+  const auto start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+// Why rank r's command gave nothing usable, from how it ended.
+std::string failure(const hw::LaunchResult& res, int r, double timeout_s) {
+  if (res.timed_out && res.status[r] == 128 + 9) return fmt::format("no answer within {:g} s", timeout_s);
+  const std::string said = last_line(res.errors[r]);
+  return fmt::format("ended with status {}{}", res.status[r], said.empty() ? "" : ": " + said);
+}
+
+doc::ClusterFacts gather(const hw::ClusterSpec& c, const DoctorOptions& o) {
+  std::vector<std::vector<std::string>> commands;
+  for (int r = 0; r < c.world(); ++r)
+    commands.push_back(hw::rank_command(c, r, o.exec_prefix, {hw::self_executable(), "doctor", "--facts"}));
+  const hw::LaunchResult res = hw::launch_processes(commands, o.timeout_s, true);
+  doc::ClusterFacts f{c, std::vector<std::optional<doc::HostFacts>>(c.world()), std::vector<std::string>(c.world())};
+  for (int r = 0; r < c.world(); ++r) {
+    if (res.status[r] != 0) {
+      f.unreachable[r] = failure(res, r, o.timeout_s);
+      continue;
+    }
+    try {
+      f.hosts[r] = doc::facts_from_json(nlohmann::json::parse(res.output[r]));
+    } catch (const std::exception& e) {
+      f.unreachable[r] = fmt::format("answered, but not with its facts ({})", e.what());
+    }
+  }
+  return f;
+}
+
+// Every pair probed once over the cluster's transport; nullopt (and the finding) when the probe failed.
+std::optional<std::vector<hw::PairFigures>> run_probe(const doc::ClusterFacts& f, const DoctorOptions& o,
+                                                      std::vector<doc::Finding>& failed) {
+  const auto& c = f.cluster;
+  std::vector<std::vector<std::string>> commands;
+  for (int r = 0; r < c.world(); ++r)
+    commands.push_back(hw::rank_command(c, r, o.exec_prefix,
+                                        {hw::self_executable(), "probe", "--rank", std::to_string(r), "--cluster",
+                                         o.cluster, "--pings", "20", "--repeats", "3", "--figures-json"}));
+  const hw::LaunchResult res = hw::launch_processes(commands, o.timeout_s, true);
+  for (int r = 0; r < c.world(); ++r) {
+    if (res.status[r] == 0) continue;
+    failed.push_back({"probe", f.name(r), false, "the probe failed: " + failure(res, r, o.timeout_s),
+                      "fix the findings above, then check that the cluster file's port is free on every host"});
+    return std::nullopt;
+  }
+  try {
+    return hw::figures_from_json(nlohmann::json::parse(res.output[0]));
+  } catch (const std::exception& e) {
+    failed.push_back({"probe", f.name(0), false, fmt::format("rank 0 printed no figures ({})", e.what()), ""});
+    return std::nullopt;
+  }
+}
+
+// An outlier must stand out in two probes: one probe on a busy machine can be unlucky.
+std::vector<doc::Finding> probe(const doc::ClusterFacts& f, const DoctorOptions& o, std::optional<double> card_gbps) {
+  std::vector<doc::Finding> failed;
+  const auto first = run_probe(f, o, failed);
+  if (!first) return failed;
+  auto findings = doc::check_probe(f, *first, card_gbps);
+  if (std::all_of(findings.begin(), findings.end(), [](const doc::Finding& x) { return x.ok; })) return findings;
+  const auto second = run_probe(f, o, failed);
+  if (!second) return failed;
+  const auto again = doc::check_probe(f, *second, card_gbps);
+  for (std::size_t k = 0; k < findings.size() && k < again.size(); ++k)
+    if (again[k].ok) findings[k] = again[k];
+  return findings;
+}
+
+void print(const doc::Finding& x) {
+  fmt::print("{} {:<10} {}: {}\n", x.ok ? "PASS" : "FAIL", x.check, x.subject, x.what);
+  if (!x.ok && !x.fix.empty()) fmt::print("     {:<10} fix: {}\n", "", x.fix);
+}
+
+int doctor(const DoctorOptions& o) {
+  if (o.facts) {
+    fmt::print("{}\n", doc::to_json(doc::gather_host_facts(version_line())).dump());
+    return 0;
+  }
+  if (o.cluster.empty()) throw engine::InputError("doctor", "", "give --cluster FILE");
+  const hw::ClusterSpec cluster = hw::load_cluster(o.cluster);
+  std::optional<LoadedScenario> scenario;
+  if (!o.scenario.empty()) scenario = load_for_run(o.scenario, {}, std::nullopt, false);
+  const doc::ClusterFacts f = gather(cluster, o);
+  std::vector<doc::Finding> all = doc::check_reach(f, version_line());
+  for (auto&& part : {doc::check_cabling(f), doc::check_rdma(f), doc::check_link_speed(f)})
+    all.insert(all.end(), part.begin(), part.end());
+  const bool healthy = std::all_of(all.begin(), all.end(), [](const doc::Finding& x) { return x.ok; });
+  std::optional<double> card_gbps;
+  if (scenario) card_gbps = scenario->catalog.link(scenario->scenario.fabric.link).bandwidth * 8 / 1e9;
+  if (!o.no_probe && healthy) {
+    const auto probed = probe(f, o, card_gbps);
+    all.insert(all.end(), probed.begin(), probed.end());
+  } else if (!o.no_probe) {
+    all.push_back({"probe", "every cable", false, "not probed: the checks above failed", "fix them, then run again"});
+  }
+  if (scenario) {
+    const auto memory = doc::check_memory(f, scenario->plan);
+    all.insert(all.end(), memory.begin(), memory.end());
+  }
+  int failed = 0;
+  nlohmann::json report = nlohmann::json::array();
+  for (const auto& x : all) {
+    print(x);
+    failed += !x.ok;
+    report.push_back({{"check", x.check}, {"subject", x.subject}, {"ok", x.ok}, {"what", x.what}, {"fix", x.fix}});
+  }
+  fmt::print("doctor: {} of {} checks failed\n", failed, all.size());
+  if (!o.json_out.empty()) {
+    nlohmann::json hosts = nlohmann::json::array();
+    for (int r = 0; r < cluster.world(); ++r)
+      hosts.push_back(f.hosts[r] ? doc::to_json(*f.hosts[r]) : nlohmann::json());
+    write_text_file(o.json_out, nlohmann::json{{"findings", report}, {"hosts", hosts}}.dump(2) + "\n");
+  }
+  return failed == 0 ? 0 : kExitBreach;
+}
+
+}  // namespace
+
+void add_doctor_command(CLI::App& app, int& status) {
+  auto o = std::make_shared<DoctorOptions>();
+  auto* cmd = app.add_subcommand("doctor", "check a cluster's hosts, cabling, RDMA devices and memory before a run");
+  cmd->add_option("--cluster", o->cluster, "cluster file (MLX hostfile)");
+  cmd->add_option("--scenario", o->scenario, "also check each host's free memory against its shard of this scenario");
+  cmd->add_option("--json", o->json_out, "also write the findings and every host's facts to this file");
+  cmd->add_option("--exec-prefix", o->exec_prefix,
+                  "instead of ssh, reach each host under this command ({rank}, {host} replaced)");
+  cmd->add_option("--timeout", o->timeout_s, "seconds each host has to answer, and the probe to finish");
+  cmd->add_flag("--no-probe", o->no_probe, "skip the probe of each cable");
+  cmd->add_flag("--facts", o->facts, "print this host's facts as JSON (what doctor runs on each host)");
+  cmd->callback([o, &status] { status = doctor(*o); });
+}
+
+}  // namespace cli

@@ -1,0 +1,155 @@
+// meshinfer doctor on a netns mesh: each kind of setup mistake is planted on a
+// healthy mesh and must be reported on the host, port or cable where it is,
+// with exit status 1; the healthy mesh passes with 0.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/cli_runner.hpp"
+#include "support/netns_mesh.hpp"
+#include "support/real_run.hpp"
+#include "support/skip.hpp"
+
+namespace {
+
+using testing::HasSubstr;
+using testing::Not;
+using testsupport::run_shell;
+
+class DoctorTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string why = testsupport::NetnsMesh::unavailable_reason();
+    if (!why.empty()) SKIP_UNLESS_CI_PROVIDES(::geteuid() == 0, why);
+    dir_ = testsupport::fresh_dir("doctor");
+  }
+
+  // Runs doctor on `mesh` (started in each namespace); `extra` options after the cluster file.
+  testsupport::CliResult doctor(const testsupport::NetnsMesh& mesh, const std::string& extra = "",
+                                const std::string& exec_prefix = "") {
+    const std::string cluster = testsupport::write_json(dir_, "cluster", mesh.cluster(5000));
+    return testsupport::run_cli("doctor --cluster " + cluster + " --exec-prefix '" +
+                                (exec_prefix.empty() ? mesh.exec_prefix() : exec_prefix) + "' --timeout 60 " + extra);
+  }
+
+  // A script that runs its arguments in namespace {rank} of `mesh`, with `rank_2` as a shell
+  // command in place of the plain `ip netns exec` on rank 2 ("$ns" and "$@" are set there).
+  std::string wrapper(const testsupport::NetnsMesh& mesh, int world, const std::string& rank_2) {
+    const std::string path = dir_ + "/wrapper";
+    std::string cases;
+    for (int r = 0; r < world; ++r) cases += std::to_string(r) + ") ns=" + mesh.ns(r) + ";; ";
+    std::ofstream(path) << "#!/bin/sh\nrank=$1; shift\ncase $rank in " << cases << "esac\n"
+                        << "if [ \"$rank\" = 2 ]; then " << rank_2 << "; else exec ip netns exec $ns \"$@\"; fi\n";
+    must("chmod +x " + path);
+    return path + " {rank}";
+  }
+
+  static void must(const std::string& command) {
+    const auto r = run_shell(command + " 2>&1");
+    ASSERT_EQ(r.exit_code, 0) << command << ": " << r.output;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(DoctorTest, AHealthyMeshPassesEveryCheckIncludingTheProbe) {
+  testsupport::NetnsMesh mesh(3);
+  const auto r = doctor(mesh, "--json " + dir_ + "/doctor.json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr("FAIL")));
+  EXPECT_THAT(r.output, HasSubstr("PASS cabling    rank 0:v1 <-> rank 1:v0: one cable, both ends up"));
+  EXPECT_THAT(r.output, HasSubstr("PASS probe      rank 1 - rank 2"));
+  const auto report = nlohmann::json::parse(testsupport::read_file(dir_ + "/doctor.json"));
+  EXPECT_EQ(report["hosts"].size(), 3u);
+  EXPECT_EQ(report["hosts"][0]["ports"].size(), 3u) << "lo and the two veths of namespace 0";
+}
+
+TEST_F(DoctorTest, AMissingAddressIsNamedWithItsPortAndThePairLeftWithoutACable) {
+  testsupport::NetnsMesh mesh(3);
+  const std::string address = mesh.cluster(5000)["hosts"][0]["ips"][0];  // rank 0's end of the 0-1 cable
+  must("ip -n " + mesh.ns(0) + " addr del " + address + "/24 dev v1");
+  const auto r = doctor(mesh);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("FAIL address    rank 0:v1: is cabled (carrier) but has no IPv4 address"));
+  EXPECT_THAT(r.output, HasSubstr("FAIL address    rank 0: the cluster file gives it " + address));
+  EXPECT_THAT(r.output, HasSubstr("sudo ip addr add " + address + "/30 dev v1"));
+  EXPECT_THAT(r.output, HasSubstr("FAIL cabling    rank 0 - rank 1: no cable"));
+  EXPECT_THAT(r.output, HasSubstr("PASS cabling    rank 1:v2 <-> rank 2:v1"));
+}
+
+TEST_F(DoctorTest, ACableDownIsNamedByBothEnds) {
+  testsupport::NetnsMesh mesh(3);
+  must("ip -n " + mesh.ns(1) + " link set v2 down");
+  const auto r = doctor(mesh);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("FAIL cabling    rank 1:v2 <-> rank 2:v1: the cable is down: rank 1:v2 is configured down"));
+  EXPECT_THAT(r.output, HasSubstr("FAIL probe      every cable: not probed"));
+}
+
+TEST_F(DoctorTest, ARateLimitedCableIsTheProbesOutlier) {
+  testsupport::NetnsMesh mesh(3);
+  for (const auto& [ns, dev] : {std::pair{mesh.ns(0), "v2"}, std::pair{mesh.ns(2), "v0"}})
+    must("ip netns exec " + ns + " tc qdisc add dev " + dev + " root tbf rate 40mbit burst 16kb latency 400ms");
+  const auto r = doctor(mesh);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("FAIL probe      rank 0 - rank 2"));
+  EXPECT_THAT(r.output, HasSubstr("an outlier"));
+  EXPECT_THAT(r.output, HasSubstr("PASS probe      rank 0 - rank 1"));
+  EXPECT_THAT(r.output, HasSubstr("PASS probe      rank 1 - rank 2"));
+}
+
+TEST_F(DoctorTest, TwoCablesBetweenOnePairAreBothNamed) {
+  testsupport::NetnsMesh mesh(3);
+  must("ip -n " + mesh.ns(0) + " link add name x1 type veth peer name x0 netns " + mesh.ns(1));
+  must("ip -n " + mesh.ns(0) + " addr add 10.98.0.1/24 dev x1");
+  must("ip -n " + mesh.ns(1) + " addr add 10.98.0.2/24 dev x0");
+  must("ip -n " + mesh.ns(0) + " link set x1 up");
+  must("ip -n " + mesh.ns(1) + " link set x0 up");
+  const auto r = doctor(mesh);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("FAIL cabling    rank 0 - rank 1: 2 cables between one pair:"));
+  EXPECT_THAT(r.output, HasSubstr("rank 0:v1 <-> rank 1:v0"));
+  EXPECT_THAT(r.output, HasSubstr("rank 0:x1 <-> rank 1:x0"));
+}
+
+// Another build on one host: its facts are the real ones with the version
+// line rewritten on the way back, as a host with another meshinfer prints it.
+TEST_F(DoctorTest, AHostOnAnotherVersionIsNamed) {
+  testsupport::NetnsMesh mesh(3);
+  const auto r = doctor(mesh, "--no-probe",
+                        wrapper(mesh, 3, "ip netns exec $ns \"$@\" | sed 's/meshinfer 0.1.0 (/meshinfer 0.0.9 (/'"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("FAIL version    rank 2: runs `meshinfer 0.0.9 ("));
+  EXPECT_THAT(r.output, HasSubstr("PASS version    rank 0"));
+  EXPECT_THAT(r.output, HasSubstr("PASS version    rank 1"));
+}
+
+TEST_F(DoctorTest, AHostThatDoesNotAnswerIsNamedWithWhatItSaid) {
+  testsupport::NetnsMesh mesh(3);
+  const auto r = doctor(mesh, "--no-probe",
+                        wrapper(mesh, 3, "echo 'ssh: connect to host mac3 port 22: Connection refused' >&2; exit 255"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("FAIL reach      rank 2: ended with status 255: ssh: connect to host mac3 port 22"));
+  EXPECT_THAT(r.output, HasSubstr("PASS cabling    rank 0:v1 <-> rank 1:v0"));
+}
+
+TEST_F(DoctorTest, EachHostsFreeMemoryIsCheckedAgainstItsShard) {
+  testsupport::NetnsMesh mesh(4);
+  const std::string small =
+      testsupport::write_json(dir_, "small", testsupport::small_scenario("doctor-small", 4, 1, 4));
+  const auto fits = doctor(mesh, "--no-probe --scenario " + small);
+  EXPECT_EQ(fits.exit_code, 0) << fits.output;
+  EXPECT_THAT(fits.output, HasSubstr("PASS memory     rank 3: "));
+  // Qwen3-235B 8-bit over four nodes: tens of GB of weights per host.
+  const auto big =
+      doctor(mesh, "--no-probe --scenario " + std::string(MESHINFER_SOURCE_DIR) + "/scenarios/default.json");
+  EXPECT_EQ(big.exit_code, 1) << big.output;
+  EXPECT_THAT(big.output, HasSubstr("FAIL memory     rank 0: "));
+  EXPECT_THAT(big.output, HasSubstr("GB of weights"));
+}
+
+}  // namespace
