@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "engine/error.hpp"
 #include "engine/json_input.hpp"
@@ -129,7 +131,33 @@ std::vector<FitParameter> fit_parameters(const std::string& file) {
     const double lower = bounds[0].as<double>(), upper = bounds[1].as<double>();
     if (!(lower < upper))
       fit->fail(fmt::format("must be [lower, upper] with lower < upper, got [{}, {}]", lower, upper));
-    out.push_back({key, lower, upper});
+    out.push_back({key, lower, upper, {}, {}});
+  }
+  return out;
+}
+
+std::vector<FitParameter> stack_fit_parameters(const std::string& catalog_dir, const std::vector<std::string>& stacks) {
+  std::vector<FitParameter> out;
+  for (const std::string& stack : stacks) {
+    std::set<std::string> hidden;  // keys a profile nearer the stack sets
+    for (std::string name = stack; !name.empty(); name = StackCard::load(catalog_dir, name).based_on) {
+      const std::string file = catalog_dir + "/profiles/" + name + ".json";
+      for (FitParameter p : fit_parameters(file)) {
+        if (hidden.count(p.key)) continue;
+        auto same =
+            std::find_if(out.begin(), out.end(), [&](const auto& q) { return q.profile == name && q.key == p.key; });
+        if (same != out.end()) {
+          same->stacks.push_back(stack);
+          continue;
+        }
+        p.profile = name;
+        p.stacks = {stack};
+        out.push_back(std::move(p));
+      }
+      const json j = load_json(file);
+      for (const std::string& key : StackCard::numeric_keys())
+        if (j.contains(key)) hidden.insert(key);
+    }
   }
   return out;
 }

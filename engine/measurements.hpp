@@ -11,8 +11,9 @@
 
 namespace engine {
 
-// Decode tokens generated per decode row, and its default prompt (the first comes from the prefill step).
-inline constexpr int kDecodeOutputTokens = 32;
+// Decode tokens generated per decode row (the first comes from the prefill step; batch-1 decode steps
+// all cost the same, so a few measure it), and its default prompt.
+inline constexpr int kDecodeOutputTokens = 8;
 inline constexpr int kDecodePromptTokens = 32;
 
 // One row to simulate: a published measurement, or a prediction (published 0).
@@ -62,9 +63,15 @@ Scenario row_scenario(const CalibrationRow& row, const std::vector<std::string>&
 struct FitParameter {
   std::string key;
   double lower = 0, upper = 0;
+  std::string profile;              // the profile file it lives in
+  std::vector<std::string> stacks;  // the stacks that take it from there (stack_fit_parameters)
 };
 // The parameters of profile file `file` that carry "fit" bounds. Throws InputError.
 std::vector<FitParameter> fit_parameters(const std::string& file);
+// What a joint fit of `stacks` moves: the "fit" parameters of their profiles and of
+// the profiles they are based_on (the hardware's, shared by every stack on it); a key
+// a profile sets itself hides its base's. Throws InputError.
+std::vector<FitParameter> stack_fit_parameters(const std::string& catalog_dir, const std::vector<std::string>& stacks);
 // Writes `file` again to `out` with the numeric values of `p`: every other field
 // (units, bounds, notes) is kept, one top-level key per line.
 void write_profile(const std::string& file, const std::string& out, const StackCard& p);
