@@ -10,6 +10,9 @@
 #include <set>
 
 #include "cli/commands.hpp"
+#include "engine/bench_import.hpp"
+#include "engine/error.hpp"
+#include "engine/json_input.hpp"
 #include "engine/measurements.hpp"
 #include "sim/studies/calibration_fit.hpp"
 #include "sim/studies/calibration_report.hpp"
@@ -27,7 +30,32 @@ struct CalibrateOptions {
   bool cross_validate = false;
   int max_evaluations = 200;
   int jobs = 0;
+  std::vector<std::string> imports;  // benchmark outputs (llama-bench -o json, mlx_lm.benchmark)
+  engine::BenchImport import_setup;
 };
+
+// The imported rows join the measurements; printed as rows to keep in the file.
+void add_imports(const CalibrateOptions& o, engine::Measurements& m) {
+  const auto& catalog = engine::Catalog::builtin();
+  const engine::BenchImport& setup = o.import_setup;
+  if (!catalog.has_model(setup.model))
+    throw engine::InputError("--model", setup.model, engine::unknown_name("model", setup.model, catalog.model_names()));
+  if (!catalog.has_hardware(setup.hardware))
+    throw engine::InputError("--hardware", setup.hardware,
+                             engine::unknown_name("hardware card", setup.hardware, catalog.hardware_names()));
+  nlohmann::json rows = {{"decode", nlohmann::json::array()}, {"prefill", nlohmann::json::array()}};
+  for (const auto& file : o.imports)
+    for (auto& r : engine::import_benchmark(file, setup)) {
+      try {
+        catalog.model(r.model).quant(r.quant);
+      } catch (const std::out_of_range& e) {
+        throw engine::InputError(file, "", std::string(e.what()) + ": pass --quant");
+      }
+      rows[r.prefill ? "prefill" : "decode"].push_back(engine::measurement_json(r));
+      m.rows.push_back(std::move(r));
+    }
+  fmt::print("imported rows (add them to the measurements file to keep them):\n{}\n", rows.dump(1));
+}
 
 void print_rows(const std::vector<engine::CalibrationRow>& rows, const std::vector<double>& simulated) {
   double sum = 0;
@@ -76,7 +104,8 @@ void print_cross_validation(const std::string& stack, const std::vector<sim::Cro
 }
 
 int calibrate(const CalibrateOptions& o) {
-  const auto m = engine::load_measurements(o.measurements);
+  auto m = engine::load_measurements(o.measurements);
+  if (!o.imports.empty()) add_imports(o, m);
   const auto& catalog = engine::Catalog::builtin();
   const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   std::vector<std::string> stacks;
@@ -110,6 +139,17 @@ void add_calibrate_command(CLI::App& app, int& status) {
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--report", o->report, "also write the calibration report (markdown) here");
   cmd->add_flag("--no-fit", o->no_fit, "only simulate the rows with the profiles as they are");
+  auto* import = cmd->add_option("--import", o->imports,
+                                 "rows from your own runs: the output of `llama-bench -o json` or `mlx_lm.benchmark` "
+                                 "(repeatable); they join the measurements")
+                     ->check(CLI::ExistingFile);
+  cmd->add_option("--model", o->import_setup.model, "--import: the catalog model that ran")->needs(import);
+  cmd->add_option("--quant", o->import_setup.quant,
+                  "--import: its catalog quantization (llama-bench: default from its model_type)")
+      ->needs(import);
+  cmd->add_option("--hardware", o->import_setup.hardware, "--import: the hardware card of the machine it ran on")
+      ->needs(import);
+  import->needs("--model")->needs("--hardware");
   cmd->add_flag("--cross-validate", o->cross_validate,
                 "leave one model out at a time: fit the other models' rows, predict its rows (--report does this too)");
   cmd->add_option("--max-evaluations", o->max_evaluations, "objective evaluations per fit")->check(CLI::PositiveNumber);

@@ -3,6 +3,7 @@
 // fit minimises. Pure: running the scenarios is sim/calibration's job.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct CalibrationRow {
   int prompt_tokens = kDecodePromptTokens;  // prefill: the prompt; decode: the context before the decode
   double published = 0;                     // tokens/s; 0 when not measured
   std::string source;                       // where the figure was published
+  std::string hardware;                     // hardware card of every node; empty: the measurements' cluster
 
   std::string label() const;  // "qwen3-235b-a22b 8bit decode x2 (exo-tensor-rdma)"
 };
@@ -39,6 +41,8 @@ struct Measurements {
 
 // Reads published.json's "cluster", "decode" and "prefill". Throws InputError.
 Measurements load_measurements(const std::string& file);
+// `r` as a row of such a file (in its "decode" or "prefill" list, as r.prefill says).
+nlohmann::json measurement_json(const CalibrationRow& r);
 
 // The profile that models a published system: exo's MLX (exo-tensor-rdma,
 // exo-mlx, mlx-lm-local: the same MLX kernels) or llama.cpp (llamacpp-rpc-tcp,
@@ -53,7 +57,7 @@ struct StackSetup {
 };
 StackSetup stack_setup(const std::string& stack);
 
-// The scenario of a row on the first `row.nodes` of `cluster`, over a full mesh of
+// The scenario of a row on the first `row.nodes` of `cluster` (or on row.hardware), over a full mesh of
 // `link` (empty: the stack's): a batch-1 decode after its prompt (a short one by
 // default), or one request of prompt_tokens producing a single token.
 Scenario row_scenario(const CalibrationRow& row, const std::vector<std::string>& cluster, const std::string& link = "");
