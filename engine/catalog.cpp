@@ -18,6 +18,7 @@
 #include "engine/build_info.hpp"
 #include "engine/error.hpp"
 #include "engine/json_input.hpp"
+#include "engine/model_math.hpp"
 
 namespace engine {
 
@@ -128,10 +129,14 @@ std::vector<Quantization> parse_quantizations(JsonObject& card) {
   std::set<std::string> seen;
   for (const JsonValue& v : nonempty_list(card, "quantizations")) {
     JsonObject o(v);
-    o.only({"name", "bits_per_weight"});
+    o.only({"name", "bits_per_weight", "dense_bits_per_weight"});
     const JsonValue bits = o.need("bits_per_weight");
     Quantization q{text(o, "name"), bits.as<double>(kPositive)};
     if (q.bits_per_weight > 32) bits.fail("must be at most 32");
+    if (auto dense = o.find("dense_bits_per_weight")) {
+      q.dense_bits_per_weight = dense->as<double>(kPositive);
+      if (q.dense_bits_per_weight > 32) dense->fail("must be at most 32");
+    }
     if (!seen.insert(q.name).second) o.need("name").fail(fmt::format("duplicate \"{}\"", q.name));
     out.push_back(std::move(q));
   }
@@ -150,6 +155,14 @@ void check_model(JsonObject& card, const ModelCard& m) {
   }
   const bool has_dense_layers = !m.moe || m.moe->dense_layers > 0;
   if (has_dense_layers && m.ffn == 0) card.need("ffn").fail("must be positive: the model has dense layers");
+  const auto quants = card.need("quantizations").elements();
+  for (std::size_t i = 0; i < m.quantizations.size(); ++i)
+    if (const Quantization& q = m.quantizations[i]; q.dense_bits_per_weight > 0 && !(routed_expert_bits(m, q) > 0))
+      JsonObject(quants[i])
+          .need("dense_bits_per_weight")
+          .fail(fmt::format("leaves the routed experts {:.3g} bits a weight to keep the average of {}: a mixed quant "
+                            "needs routed experts to hold the rest of the average",
+                            routed_expert_bits(m, q), q.bits_per_weight));
 }
 
 ModelCard parse_model(JsonObject card, const fs::path& file) {

@@ -12,7 +12,10 @@ namespace engine {
 
 struct Quantization {
   std::string name;        // "bf16", "fp16", "8bit", "4bit", "q4_k_m", "int4"
-  double bits_per_weight;  // effective, including group scales
+  double bits_per_weight;  // effective, including group scales; the average over all weights
+  // Mixed quants (MoE): every weight but the routed experts' at this width, the
+  // experts at what keeps the average (model_math's routed_expert_bits); 0: one width for all.
+  double dense_bits_per_weight = 0;
 };
 
 // Multi-head latent attention (DeepSeek-V3 family). Absent for GQA models.

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "engine/error.hpp"
 #include "engine/json_input.hpp"
@@ -19,7 +21,7 @@ CalibrationRow parse_row(const JsonValue& v, bool prefill) {
   JsonObject o(v);
   // What the fit reads, and what documents a measurement.
   o.only({"model", "quant", "system", "nodes", "tokens_per_s", "prompt_tokens", "seconds", "bench", "power_w",
-          "weights_gib", "note", "source"});
+          "weights_gib", "note", "source", "hardware"});
   CalibrationRow r;
   r.model = o.req<std::string>("model");
   r.quant = o.req<std::string>("quant");
@@ -39,6 +41,7 @@ CalibrationRow parse_row(const JsonValue& v, bool prefill) {
   r.prompt_tokens =
       prefill ? o.req<int>("prompt_tokens", kOne) : o.opt<int>("prompt_tokens", kDecodePromptTokens, kOne);
   r.source = o.req<std::string>("source");
+  r.hardware = o.opt<std::string>("hardware", "");
   // A prefill published as a duration is converted to tokens/s.
   const auto seconds = prefill ? o.find("seconds") : std::nullopt;
   r.published = seconds ? r.prompt_tokens / seconds->as<double>(kPositive) : o.req<double>("tokens_per_s", kPositive);
@@ -51,7 +54,8 @@ std::string CalibrationRow::label() const {
   const std::string what = prefill                                ? fmt::format("prefill {}", prompt_tokens)
                            : prompt_tokens == kDecodePromptTokens ? std::string("decode")
                                                                   : fmt::format("decode after {}", prompt_tokens);
-  return fmt::format("{} {}{} {} x{} ({})", model, quant, quant_uncertain ? "?" : "", what, nodes, system);
+  return fmt::format("{} {}{} {} x{}{} ({})", model, quant, quant_uncertain ? "?" : "", what, nodes,
+                     hardware.empty() ? "" : " " + hardware, system);
 }
 
 std::string stack_of(const std::string& system) {
@@ -80,8 +84,21 @@ Measurements load_measurements(const std::string& file) {
   for (const auto& [key, prefill] : {std::pair{"decode", false}, std::pair{"prefill", true}})
     for (const JsonValue& row : root.need(key).elements()) m.rows.push_back(parse_row(row, prefill));
   for (const auto& r : m.rows)
-    if (r.nodes > static_cast<int>(m.cluster.size())) nodes.fail(fmt::format("{} needs {} nodes", r.label(), r.nodes));
+    if (r.hardware.empty() && r.nodes > static_cast<int>(m.cluster.size()))
+      nodes.fail(fmt::format("{} needs {} nodes", r.label(), r.nodes));
   return m;
+}
+
+nlohmann::json measurement_json(const CalibrationRow& r) {
+  json j = {{"model", r.model},
+            {"quant", r.quant + (r.quant_uncertain ? "?" : "")},
+            {"system", r.system},
+            {"nodes", r.nodes},
+            {"tokens_per_s", r.published},
+            {"source", r.source}};
+  if (r.prefill || r.prompt_tokens != kDecodePromptTokens) j["prompt_tokens"] = r.prompt_tokens;
+  if (!r.hardware.empty()) j["hardware"] = r.hardware;
+  return j;
 }
 
 Scenario row_scenario(const CalibrationRow& row, const std::vector<std::string>& cluster, const std::string& link) {
@@ -92,7 +109,8 @@ Scenario row_scenario(const CalibrationRow& row, const std::vector<std::string>&
   s.quant = row.quant;
   s.parallelism = setup.parallelism;
   s.profile = row.stack;
-  for (int i = 0; i < row.nodes; ++i) s.nodes.push_back({fmt::format("m{}", i + 1), cluster.at(i)});
+  for (int i = 0; i < row.nodes; ++i)
+    s.nodes.push_back({fmt::format("m{}", i + 1), row.hardware.empty() ? cluster.at(i) : row.hardware});
   s.fabric.link = link.empty() ? setup.link : link;
   for (int a = 0; a < row.nodes; ++a)
     for (int b = a + 1; b < row.nodes; ++b) s.fabric.cables.push_back({a, b, 0, 0, s.fabric.link});
@@ -129,7 +147,33 @@ std::vector<FitParameter> fit_parameters(const std::string& file) {
     const double lower = bounds[0].as<double>(), upper = bounds[1].as<double>();
     if (!(lower < upper))
       fit->fail(fmt::format("must be [lower, upper] with lower < upper, got [{}, {}]", lower, upper));
-    out.push_back({key, lower, upper});
+    out.push_back({key, lower, upper, {}, {}});
+  }
+  return out;
+}
+
+std::vector<FitParameter> stack_fit_parameters(const std::string& catalog_dir, const std::vector<std::string>& stacks) {
+  std::vector<FitParameter> out;
+  for (const std::string& stack : stacks) {
+    std::set<std::string> hidden;  // keys a profile nearer the stack sets
+    for (std::string name = stack; !name.empty(); name = StackCard::load(catalog_dir, name).based_on) {
+      const std::string file = catalog_dir + "/profiles/" + name + ".json";
+      for (FitParameter p : fit_parameters(file)) {
+        if (hidden.count(p.key)) continue;
+        auto same =
+            std::find_if(out.begin(), out.end(), [&](const auto& q) { return q.profile == name && q.key == p.key; });
+        if (same != out.end()) {
+          same->stacks.push_back(stack);
+          continue;
+        }
+        p.profile = name;
+        p.stacks = {stack};
+        out.push_back(std::move(p));
+      }
+      const json j = load_json(file);
+      for (const std::string& key : StackCard::numeric_keys())
+        if (j.contains(key)) hidden.insert(key);
+    }
   }
   return out;
 }

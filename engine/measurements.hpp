@@ -3,6 +3,7 @@
 // fit minimises. Pure: running the scenarios is sim/calibration's job.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,9 @@
 
 namespace engine {
 
-// Decode tokens generated per decode row, and its default prompt (the first comes from the prefill step).
-inline constexpr int kDecodeOutputTokens = 32;
+// Decode tokens generated per decode row (the first comes from the prefill step; batch-1 decode steps
+// all cost the same, so a few measure it), and its default prompt.
+inline constexpr int kDecodeOutputTokens = 8;
 inline constexpr int kDecodePromptTokens = 32;
 
 // One row to simulate: a published measurement, or a prediction (published 0).
@@ -27,6 +29,7 @@ struct CalibrationRow {
   int prompt_tokens = kDecodePromptTokens;  // prefill: the prompt; decode: the context before the decode
   double published = 0;                     // tokens/s; 0 when not measured
   std::string source;                       // where the figure was published
+  std::string hardware;                     // hardware card of every node; empty: the measurements' cluster
 
   std::string label() const;  // "qwen3-235b-a22b 8bit decode x2 (exo-tensor-rdma)"
 };
@@ -38,6 +41,8 @@ struct Measurements {
 
 // Reads published.json's "cluster", "decode" and "prefill". Throws InputError.
 Measurements load_measurements(const std::string& file);
+// `r` as a row of such a file (in its "decode" or "prefill" list, as r.prefill says).
+nlohmann::json measurement_json(const CalibrationRow& r);
 
 // The profile that models a published system: exo's MLX (exo-tensor-rdma,
 // exo-mlx, mlx-lm-local: the same MLX kernels) or llama.cpp (llamacpp-rpc-tcp,
@@ -52,7 +57,7 @@ struct StackSetup {
 };
 StackSetup stack_setup(const std::string& stack);
 
-// The scenario of a row on the first `row.nodes` of `cluster`, over a full mesh of
+// The scenario of a row on the first `row.nodes` of `cluster` (or on row.hardware), over a full mesh of
 // `link` (empty: the stack's): a batch-1 decode after its prompt (a short one by
 // default), or one request of prompt_tokens producing a single token.
 Scenario row_scenario(const CalibrationRow& row, const std::vector<std::string>& cluster, const std::string& link = "");
@@ -62,9 +67,15 @@ Scenario row_scenario(const CalibrationRow& row, const std::vector<std::string>&
 struct FitParameter {
   std::string key;
   double lower = 0, upper = 0;
+  std::string profile;              // the profile file it lives in
+  std::vector<std::string> stacks;  // the stacks that take it from there (stack_fit_parameters)
 };
 // The parameters of profile file `file` that carry "fit" bounds. Throws InputError.
 std::vector<FitParameter> fit_parameters(const std::string& file);
+// What a joint fit of `stacks` moves: the "fit" parameters of their profiles and of
+// the profiles they are based_on (the hardware's, shared by every stack on it); a key
+// a profile sets itself hides its base's. Throws InputError.
+std::vector<FitParameter> stack_fit_parameters(const std::string& catalog_dir, const std::vector<std::string>& stacks);
 // Writes `file` again to `out` with the numeric values of `p`: every other field
 // (units, bounds, notes) is kept, one top-level key per line.
 void write_profile(const std::string& file, const std::string& out, const StackCard& p);

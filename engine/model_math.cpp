@@ -140,6 +140,18 @@ double active_params(const ModelCard& m) {
 
 double weight_bytes(const ModelCard& m, const Quantization& q) { return total_params(m) * q.bits_per_weight / 8; }
 
+double routed_expert_bits(const ModelCard& m, const Quantization& q) {
+  if (q.dense_bits_per_weight == 0) return q.bits_per_weight;
+  double routed = 0;
+  for (int layer = 0; layer < m.layers; ++layer) {
+    const LayerParts p = layer_parts(m, layer);
+    routed += p.routed_experts * p.per_expert;
+  }
+  if (routed == 0) return 0;
+  const double total = total_params(m);
+  return (q.bits_per_weight * total - q.dense_bits_per_weight * (total - routed)) / routed;
+}
+
 double kv_bytes_per_token(const ModelCard& m) {
   return sum_over_layers(m, [](const LayerCost& c) { return c.kv_bytes_per_token; });
 }

@@ -35,6 +35,9 @@ double active_params(const ModelCard& m);
 double embedding_params(const ModelCard& m);  // input embedding + LM head
 LayerCost layer_cost(const ModelCard& m, int layer);
 double weight_bytes(const ModelCard& m, const Quantization& q);
+// Bits a routed-expert weight takes: q's average, or what a mixed quant's dense
+// width leaves (Quantization::dense_bits_per_weight); 0 when a mixed quant has no routed experts.
+double routed_expert_bits(const ModelCard& m, const Quantization& q);
 double kv_bytes_per_token(const ModelCard& m);  // all layers
 // Bytes read from memory to decode one token at `context` cached tokens.
 double decode_bytes_per_token(const ModelCard& m, const Quantization& q, int context);

@@ -25,9 +25,8 @@ constexpr Numeric kNumeric[] = {
     {"memory_bandwidth_efficiency", &StackCard::memory_bandwidth_efficiency, 1},
     {"compute_efficiency", &StackCard::compute_efficiency, 1},
     {"expert_compute_efficiency", &StackCard::expert_compute_efficiency, 1},
+    {"per_kernel_overhead_us", &StackCard::per_kernel_overhead_s, 1e-6},
     {"per_expert_overhead_us", &StackCard::per_expert_overhead_s, 1e-6},
-    {"per_layer_overhead_us", &StackCard::per_layer_overhead_s, 1e-6},
-    {"per_op_overhead_us", &StackCard::per_op_overhead_s, 1e-6},
     {"per_message_overhead_us", &StackCard::per_message_overhead_s, 1e-6},
 };
 
@@ -84,9 +83,10 @@ StackCard load_profile(const std::string& catalog_dir, const std::string& name, 
   // "based_on": start from another profile's values; this file's keys override them.
   auto based_on = card.find("based_on");
   if (based_on && depth >= kMaxBasedOn) based_on->fail("based_on chain too long (a cycle?)");
-  StackCard p =
-      based_on ? load_profile(catalog_dir, parameter(card, "based_on", std::string()), depth + 1) : StackCard{};
+  const std::string parent = based_on ? parameter(card, "based_on", std::string()) : "";
+  StackCard p = based_on ? load_profile(catalog_dir, parent, depth + 1) : StackCard{};
   p.name = name;
+  p.based_on = parent;
   for (const Numeric& n : kNumeric) p.set(n.key, parameter(card, n.key, p.get(n.key), kNonNegative));
   if (!based_on && !j.contains("expert_compute_efficiency")) p.expert_compute_efficiency = p.compute_efficiency;
   p.stage_round_trip = parameter(card, "stage_round_trip", p.stage_round_trip);

@@ -11,14 +11,14 @@ namespace engine {
 
 struct StackCard {
   std::string name;
+  std::string based_on;                      // the profile this one starts from ("" when none)
   double memory_bandwidth_efficiency = 0.5;  // fraction of card bandwidth
   double compute_efficiency = 0.5;           // fraction of card FLOP/s
   double expert_compute_efficiency = 0.5;    // the same for routed-expert matmuls (default: compute_efficiency)
-  double per_expert_overhead_s = 0;          // per routed expert a step touches on a node
-  double per_layer_overhead_s = 0;
-  double per_op_overhead_s = 0;
-  double per_message_overhead_s = 0;  // on top of the link card's
-  bool stage_round_trip = false;      // llama.cpp RPC style pipeline
+  double per_kernel_overhead_s = 0;          // dispatch and synchronisation per GPU kernel
+  double per_expert_overhead_s = 0;          // per routed expert an expert kernel reads
+  double per_message_overhead_s = 0;         // on top of the link card's
+  bool stage_round_trip = false;             // llama.cpp RPC style pipeline
 
   // Loads catalog_dir/profiles/NAME.json. Throws InputError.
   static StackCard load(const std::string& catalog_dir, const std::string& name);

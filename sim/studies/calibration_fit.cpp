@@ -11,6 +11,7 @@
 #include "engine/workload.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
+#include "sim/studies/worker_pool.hpp"
 
 namespace sim {
 
@@ -68,12 +69,10 @@ std::string simulate_in_child(const engine::CalibrationRow& row, const engine::S
 
 }  // namespace
 
-RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>& cluster,
-               const engine::Catalog& catalog, const engine::StackCard& profile, const std::string& link) {
-  const engine::Scenario s = engine::row_scenario(row, cluster, link);
-  const IsolatedResult child = run_isolated([&] { return simulate_in_child(row, s, catalog, profile); });
-  if (!child.ok) throw std::runtime_error(fmt::format("{}: simulation failed: {}", row.label(), child.output));
-  const json j = json::parse(child.output);
+namespace {
+
+RowRun parse_run(const std::string& output) {
+  const json j = json::parse(output);
   RowRun run;
   if (j.contains("refusal")) {
     run.refusal = j["refusal"];
@@ -86,13 +85,29 @@ RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>
   return run;
 }
 
+}  // namespace
+
+RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>& cluster,
+               const engine::Catalog& catalog, const engine::StackCard& profile, const std::string& link) {
+  const engine::Scenario s = engine::row_scenario(row, cluster, link);
+  const IsolatedResult child = run_isolated([&] { return simulate_in_child(row, s, catalog, profile); });
+  if (!child.ok) throw std::runtime_error(fmt::format("{}: simulation failed: {}", row.label(), child.output));
+  return parse_run(child.output);
+}
+
 std::vector<double> simulate_rows(const std::vector<engine::CalibrationRow>& rows,
                                   const std::vector<std::string>& cluster, const engine::Catalog& catalog,
-                                  const engine::StackCard& profile) {
+                                  const Profiles& profiles, int jobs) {
+  const auto results = run_parallel(static_cast<int>(rows.size()), jobs, [&](int i) {
+    const auto& row = rows[i];
+    return simulate_in_child(row, engine::row_scenario(row, cluster), catalog, profiles.at(row.stack));
+  });
   std::vector<double> out;
-  for (const auto& row : rows) {
-    const RowRun run = run_row(row, cluster, catalog, profile);
-    if (!run.refusal.empty()) throw std::runtime_error(row.label() + ": " + run.refusal);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!results[i].ok)
+      throw std::runtime_error(fmt::format("{}: simulation failed: {}", rows[i].label(), results[i].output));
+    const RowRun run = parse_run(results[i].output);
+    if (!run.refusal.empty()) throw std::runtime_error(rows[i].label() + ": " + run.refusal);
     out.push_back(run.tokens_per_s);
   }
   return out;
@@ -106,39 +121,44 @@ struct Objective {
   const std::vector<std::string>& cluster;
   const engine::Catalog& catalog;
   const std::vector<engine::FitParameter>& parameters;
-  engine::StackCard profile;
+  int jobs;
+  Profiles profiles;
   int evaluations = 0;
 
   void apply(const std::vector<double>& x) {
     for (std::size_t i = 0; i < x.size(); ++i) {
       const auto& p = parameters[i];
-      profile.set(p.key, p.lower + x[i] * (p.upper - p.lower));
+      for (const auto& stack : p.stacks)
+        if (auto at = profiles.find(stack); at != profiles.end())
+          at->second.set(p.key, p.lower + x[i] * (p.upper - p.lower));
     }
   }
 
   double operator()(const std::vector<double>& x) {
     apply(x);
     ++evaluations;
-    return engine::squared_error(simulate_rows(rows, cluster, catalog, profile), rows);
+    return engine::squared_error(simulate_rows(rows, cluster, catalog, profiles, jobs), rows);
   }
 };
 
 }  // namespace
 
-FitResult fit_profile(const std::vector<engine::CalibrationRow>& rows, const std::vector<std::string>& cluster,
-                      const engine::Catalog& catalog, const engine::StackCard& start,
-                      const std::vector<engine::FitParameter>& parameters, int max_evaluations) {
-  Objective objective{rows, cluster, catalog, parameters, start};
+FitResult fit_profiles(const std::vector<engine::CalibrationRow>& rows, const std::vector<std::string>& cluster,
+                       const engine::Catalog& catalog, const Profiles& start,
+                       const std::vector<engine::FitParameter>& parameters, int max_evaluations, int jobs) {
+  Objective objective{rows, cluster, catalog, parameters, jobs, start};
   std::vector<double> x;
   for (const auto& p : parameters)
-    x.push_back(std::clamp((start.get(p.key) - p.lower) / (p.upper - p.lower), 0.0, 1.0));
+    x.push_back(std::clamp((start.at(p.stacks.at(0)).get(p.key) - p.lower) / (p.upper - p.lower), 0.0, 1.0));
   if (!x.empty()) {
     nlopt::opt opt(nlopt::LN_BOBYQA, static_cast<unsigned>(x.size()));
     opt.set_lower_bounds(0.0);
     opt.set_upper_bounds(1.0);
     opt.set_initial_step(0.1);
-    opt.set_xtol_abs(1e-4);
-    opt.set_ftol_abs(1e-7);
+    // A thousandth of each parameter's range, and of the error: the rows tell nothing finer, and every
+    // evaluation simulates every row.
+    opt.set_xtol_abs(1e-3);
+    opt.set_ftol_rel(1e-3);
     opt.set_maxeval(max_evaluations);
     opt.set_min_objective([](const std::vector<double>& v, std::vector<double>&,
                              void* data) { return (*static_cast<Objective*>(data))(v); },
@@ -151,7 +171,8 @@ FitResult fit_profile(const std::vector<engine::CalibrationRow>& rows, const std
     }
     objective.apply(x);
   }
-  FitResult fit{objective.profile, simulate_rows(rows, cluster, catalog, objective.profile), 0, objective.evaluations};
+  FitResult fit{objective.profiles, simulate_rows(rows, cluster, catalog, objective.profiles, jobs), 0,
+                objective.evaluations};
   fit.squared_error = engine::squared_error(fit.simulated, rows);
   return fit;
 }

@@ -2,6 +2,7 @@
 // process) and fits a profile's free parameters to the published figures.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,22 +34,27 @@ struct RowRun {
 RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>& cluster,
                const engine::Catalog& catalog, const engine::StackCard& profile, const std::string& link = "");
 
-// tokens/s of every row; throws when one cannot be placed or fails.
+// Every stack's profile, by stack name.
+using Profiles = std::map<std::string, engine::StackCard>;
+
+// tokens/s of every row, each with its stack's profile, on `jobs` worker processes
+// (the result does not depend on it); throws when one cannot be placed or fails.
 std::vector<double> simulate_rows(const std::vector<engine::CalibrationRow>& rows,
                                   const std::vector<std::string>& cluster, const engine::Catalog& catalog,
-                                  const engine::StackCard& profile);
+                                  const Profiles& profiles, int jobs);
 
 struct FitResult {
-  engine::StackCard profile;
-  std::vector<double> simulated;  // per row, with the fitted profile
+  Profiles profiles;
+  std::vector<double> simulated;  // per row, with the fitted profiles
   double squared_error = 0;
   int evaluations = 0;
 };
 
-// Least squares on relative error over `rows`, each parameter within its bounds,
-// with NLopt's bounded derivative-free BOBYQA, starting from `start`.
-FitResult fit_profile(const std::vector<engine::CalibrationRow>& rows, const std::vector<std::string>& cluster,
-                      const engine::Catalog& catalog, const engine::StackCard& start,
-                      const std::vector<engine::FitParameter>& parameters, int max_evaluations);
+// Least squares on relative error over `rows` (any stacks), each parameter within
+// its bounds and set on every stack that takes it, with NLopt's bounded
+// derivative-free BOBYQA, starting from `start`.
+FitResult fit_profiles(const std::vector<engine::CalibrationRow>& rows, const std::vector<std::string>& cluster,
+                       const engine::Catalog& catalog, const Profiles& start,
+                       const std::vector<engine::FitParameter>& parameters, int max_evaluations, int jobs);
 
 }  // namespace sim

@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 #include <stdexcept>
+#include <tuple>
 
+#include "engine/layer_kernels.hpp"
 #include "engine/stack_card.hpp"
 #include "sim/studies/calibration_fit.hpp"
 
@@ -45,6 +48,20 @@ std::string one_line(std::string text) {
   return text;
 }
 
+// Kernels one decode token launches on a node holding the whole model.
+int kernels_per_token(const engine::ModelCard& m) {
+  engine::Shard whole;
+  whole.heads = m.heads;
+  whole.kv_heads = m.kv_heads;
+  whole.experts = m.moe ? m.moe->experts : 0;
+  engine::StepShape one;
+  one.tokens = one.sequences = one.logits = 1;
+  std::size_t n = engine::lm_head_kernels(m, one, 1).size();
+  for (int layer = 0; layer < m.layers; ++layer)
+    n += engine::attention_kernels(m, whole, one).size() + engine::ffn_kernels(m, layer, whole, one).size();
+  return static_cast<int>(n);
+}
+
 std::string pct(double x) { return fmt::format("{:+.1f}%", 100 * x); }
 
 std::string breakdown_section(const std::vector<std::string>& tables) {
@@ -74,8 +91,9 @@ std::string fitted_section(const Context& c, const CrossValidation& cv) {
   std::vector<std::string> breakdowns, sources;
   std::string out =
       "## Published vs simulated: in-sample and leave one model out\n\nIn-sample: the committed profile (the last "
-      "fit of `scripts/calibration-report` to its stack's rows); it says how well the model can fit, not how well it "
-      "predicts. Held out: the profile fitted "
+      "fit of `scripts/calibration-report` to every row, all stacks at once); it says how well the model can fit, not "
+      "how well it "
+      "predicts. Held out: the profiles fitted "
       "again to the other models' rows only (from the middle of every parameter's bounds), then run on this model's "
       "rows, one model at a time (`meshinfer calibrate scenarios/calibration/published.json --no-fit "
       "--cross-validate`). The held-out error is what to expect on a model the calibration has not seen.\n";
@@ -108,55 +126,62 @@ std::string reading_notes(const Context& c, const std::map<std::string, std::vec
   const auto& exo = c.profiles.at("exo-tensor-rdma");
   const auto& cpp = c.profiles.at("llamacpp-rpc-tcp");
   std::string out = "\nReading the fit:\n\n";
+  std::set<std::string> seen;  // a shared parameter is listed under every stack that takes it
   for (const auto& [stack, list] : bounds)
     for (const auto& b : list) {
       const double v = c.profiles.at(stack).get(b.key), span = b.upper - b.lower;
+      if (!seen.insert(b.profile + "/" + b.key).second) continue;
       if (v - b.lower < 1e-3 * span || b.upper - v < 1e-3 * span)
-        out += fmt::format("- {} {} sits at its bound ({:.4g}): the rows push it there and say nothing finer.\n", stack,
-                           b.key, v);
+        out += fmt::format("- {} {} sits at its bound ({:.4g}): the rows push it there and say nothing finer.\n",
+                           b.profile, b.key, v);
     }
   out += fmt::format(
-      "- exo streams weights at {:.0f}% of 819 GB/s, near the 95% plausibility cap: the published 1-to-2-node gain "
-      "(19.5 to 26.2 tok/s) is only possible if nearly all of the part of a token that divides over nodes is weight "
-      "streaming, and the rest ({:.0f} us a layer) is fixed.\n",
-      100 * exo.memory_bandwidth_efficiency, 1e6 * exo.per_layer_overhead_s);
+      "- The M3 Ultra's GPU, for every stack: {:.0f}% of 819 GB/s while streaming weights, {:.0f}% of peak FLOP/s "
+      "in the routed-expert matmuls of MoE prefill (a few tokens per expert), fitted to MLX's Kimi K2.6 and "
+      "llama.cpp's DeepSeek R1 prefill together.\n",
+      100 * exo.memory_bandwidth_efficiency, 100 * exo.expert_compute_efficiency);
+  out += fmt::format("- MLX (exo, mlx-lm): {:.1f} us per kernel, {:.0f}% of peak FLOP/s in dense matmuls.\n",
+                     1e6 * exo.per_kernel_overhead_s, 100 * exo.compute_efficiency);
   out += fmt::format(
-      "- llama.cpp: {:.0f}% of bandwidth, {:.0f} us a layer, plus {:.0f} us per routed expert touched (MoE decode is "
-      "slower than its bytes say, in Qwen3 and DeepSeek R1 alike) and {:.0f}% of peak FLOP/s for routed-expert "
-      "matmuls in prefill against {:.0f}% for dense ones (DeepSeek R1 prefill).\n",
-      100 * cpp.memory_bandwidth_efficiency, 1e6 * cpp.per_layer_overhead_s, 1e6 * cpp.per_expert_overhead_s,
-      100 * cpp.expert_compute_efficiency, 100 * cpp.compute_efficiency);
+      "- llama.cpp: {:.1f} us per kernel plus {:.1f} us per routed expert an expert kernel reads (it runs a matmul "
+      "per expert: MoE decode is slower than its bytes say, in Qwen3 and DeepSeek R1 alike), {:.0f}% of peak FLOP/s "
+      "in dense matmuls.\n",
+      1e6 * cpp.per_kernel_overhead_s, 1e6 * cpp.per_expert_overhead_s, 100 * cpp.compute_efficiency);
+  out += fmt::format(
+      "- The kernels come from each model's architecture (engine/layer_kernels.hpp): one decode token launches {} "
+      "kernels for Qwen3-235B (GQA, MoE), {} for Kimi K2 and {} for DeepSeek-V3.1 (MLA, MoE with a shared expert), "
+      "{} for Llama-3.3-70B (GQA, dense); a kernel's dispatch replaces what was one fitted constant per layer.\n",
+      kernels_per_token(c.catalog.model("qwen3-235b-a22b")), kernels_per_token(c.catalog.model("kimi-k2.6")),
+      kernels_per_token(c.catalog.model("deepseek-v3.1")), kernels_per_token(c.catalog.model("llama-3.3-70b")));
   out += fmt::format(
       "- llama.cpp's RPC costs {:.2f} ms per message on top of TCP: an effective figure for what a remote stage "
       "costs per token (command, graph, activations), which these rows cannot split further. A cost linear in the "
       "number of remote stages is what the model can express; in the published figures the first remote stage costs "
       "more than each later one, hence the 2-node row's larger error.\n",
       1e3 * cpp.per_message_overhead_s);
-  out +=
-      "- Not separable with these rows, so held fixed: per-op against per-layer overhead (both once per layer; "
-      "per-op is 0), and for exo the per-expert overhead and expert FLOP rate (exo's rows hold one MoE model and "
-      "no MoE prefill: its per-layer figure includes its expert dispatches, and expert matmuls get its dense "
-      "efficiency).\n";
   return out;
 }
 
 std::string parameters_section(const Context& c) {
   std::string out =
       "\n## Fitted parameters\n\nFrom `scenarios/catalog/profiles/NAME.json` (units and meanings are in the files). "
-      "A parameter without bounds was not fitted.\n\n| parameter |";
+      "A parameter without bounds was not fitted; one that names a profile lives there and is shared: "
+      "`m3-ultra-metal` holds what the M3 Ultra's GPU gives every stack, fitted to every stack's rows at once.\n\n"
+      "| parameter |";
   for (const char* stack : kStacks) out += fmt::format(" {} |", stack);
   out += "\n|---|";
   for (std::size_t i = 0; i < std::size(kStacks); ++i) out += "---:|";
   out += "\n";
   std::map<std::string, std::vector<engine::FitParameter>> bounds;
-  for (const char* stack : kStacks)
-    bounds[stack] = engine::fit_parameters(c.catalog.dir() + "/profiles/" + stack + ".json");
+  for (const auto& p : engine::stack_fit_parameters(c.catalog.dir(), {std::begin(kStacks), std::end(kStacks)}))
+    for (const auto& stack : p.stacks) bounds[stack].push_back(p);
   for (const std::string& key : engine::StackCard::numeric_keys()) {
     out += "| " + key + " |";
     for (const char* stack : kStacks) {
       std::string cell = fmt::format("{:.4g}", c.profiles.at(stack).get(key));
       for (const auto& b : bounds[stack])
-        if (b.key == key) cell += fmt::format(" (fit in {}..{})", b.lower, b.upper);
+        if (b.key == key)
+          cell += fmt::format(" (fit in {}..{}{})", b.lower, b.upper, b.profile == stack ? "" : ", " + b.profile);
       out += " " + cell + " |";
     }
     out += "\n";
@@ -207,6 +232,36 @@ std::string predictions_section(const Context& c) {
   return out + breakdown_section(breakdowns);
 }
 
+// Batch-1 decode after ever longer prompts: every token's attention reads the whole KV cache.
+std::string context_section(const Context& c) {
+  const int contexts[] = {1024, 8192, 32768, 131072};
+  std::string out =
+      "\n## Decode as the context grows\n\nOne node, batch 1, decode tokens/s after a prompt of each length: "
+      "every token's attention reads the whole KV cache of every layer (GQA: K and V of the KV heads; MLA: the "
+      "compressed latent), on top of the weights.\n\n| model | quant | stack |";
+  for (int n : contexts) out += fmt::format(" {} |", n);
+  out += "\n|---|---|---|---:|---:|---:|---:|\n";
+  const std::tuple<const char*, const char*, const char*> rows[] = {
+      {"qwen3-235b-a22b", "8bit", "exo-tensor-rdma"},
+      {"kimi-k2.6", "mlx-mixed-3.578bpw", "exo-tensor-rdma"},
+      {"llama-3.3-70b", "q4_k_m", "llamacpp-rpc-tcp"}};
+  for (const auto& [model, quant, stack] : rows) {
+    out += fmt::format("| {} | {} | {} |", model, quant, stack);
+    for (int n : contexts) {
+      CalibrationRow r = prediction(model, quant, stack, 1);
+      r.prompt_tokens = n;
+      try {
+        const RowRun run = c.run(r);
+        out += run.refusal.empty() ? fmt::format(" {:.2f} |", run.tokens_per_s) : std::string(" does not fit |");
+      } catch (const std::runtime_error&) {  // the request refused: its KV cache does not fit
+        out += " refused |";
+      }
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 // 4-node decode with a profile or link changed, against the row as calibrated.
 struct Ablation {
   std::string what;
@@ -228,11 +283,12 @@ std::string why_section(const Context& c) {
   const RowRun r1 = c.run(one), r4 = c.run(four);
   const auto& p = c.profiles.at("exo-tensor-rdma");
   const auto& model = c.catalog.model(one.model);
-  // Fixed per-step costs no node count divides: per-layer and per-op overheads.
-  const double fixed = model.layers * (p.per_layer_overhead_s + 2 * p.per_op_overhead_s) + p.per_op_overhead_s;
+  // Fixed per-step costs no node count divides: a dispatch per kernel.
+  const int kernels = kernels_per_token(model);
+  const double fixed = kernels * p.per_kernel_overhead_s;
   Context ideal = c;
   engine::StackCard& q = ideal.profiles.at("exo-tensor-rdma");
-  for (const char* key : {"per_layer_overhead_us", "per_op_overhead_us", "per_expert_overhead_us"}) q.set(key, 0);
+  for (const char* key : {"per_kernel_overhead_us", "per_expert_overhead_us"}) q.set(key, 0);
   engine::Catalog instant = c.catalog;
   engine::LinkCard link = scaled_link(c.catalog.link("tb5-rdma"), "instant", 0, 1e6);
   link.per_message_overhead_s = 0;
@@ -245,12 +301,12 @@ std::string why_section(const Context& c) {
   out += fmt::format(
       "Qwen3-235B 8-bit on exo-tensor-rdma: one node decodes at {:.2f} tok/s ({:.1f} ms a token), four at {:.2f} "
       "({:.1f} ms), a {:.2f}x speed-up. In the simulation a 4-node token on m1 is {:.1f} ms of compute, {:.1f} ms of "
-      "communication and {:.1f} ms of waiting. Of the compute, {:.1f} ms is the fixed software cost of {} layers "
-      "({:.0f} us each, fitted): every node pays it in full, whatever its share of the weights. Only weight streaming "
+      "communication and {:.1f} ms of waiting. Of the compute, {:.1f} ms is the dispatch cost of {} kernels "
+      "({:.1f} us each, fitted): every node pays it in full, whatever its share of the weights. Only weight streaming "
       "divides by the node count. Tensor parallel adds two all-reduces per layer, {} per token, each a few "
       "microseconds of latency and per-message cost.\n\n",
       r1.tokens_per_s, kMs / r1.tokens_per_s, r4.tokens_per_s, kMs / r4.tokens_per_s, r4.tokens_per_s / r1.tokens_per_s,
-      kMs * n4.compute_s, kMs * n4.comm_s, kMs * n4.wait_s, kMs * fixed, model.layers, 1e6 * p.per_layer_overhead_s,
+      kMs * n4.compute_s, kMs * n4.comm_s, kMs * n4.wait_s, kMs * fixed, kernels, 1e6 * p.per_kernel_overhead_s,
       2 * model.layers);
   out +=
       "What the simulation gives when each cause is removed:\n\n| case | 1 node (tok/s) | 4 nodes (tok/s) | speed-up "
@@ -258,13 +314,13 @@ std::string why_section(const Context& c) {
       "|---|---:|---:|---:|\n";
   const std::vector<Ablation> rows = {
       {"as calibrated", r1.tokens_per_s, r4.tokens_per_s},
-      {"no per-layer/per-op/per-expert overhead", no_overhead_1, no_overhead},
+      {"no per-kernel/per-expert overhead", no_overhead_1, no_overhead},
       {"instant network (no latency, no per-message cost, 1e6x bandwidth)", r1.tokens_per_s, no_comm},
       {"both removed", no_overhead_1, neither}};
   for (const auto& a : rows)
     out += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f}x |\n", a.what, a.one, a.four, a.four / a.one);
   out += fmt::format(
-      "\nThe fixed per-layer software cost is the main brake (removing it alone lifts the speed-up from "
+      "\nThe fixed per-kernel software cost is the main brake (removing it alone lifts the speed-up from "
       "{:.2f}x to {:.2f}x); the network comes second ({:.2f}x with an instant network alone). With both "
       "removed the speed-up is {:.2f}x: weight streaming itself divides evenly over the nodes.\n",
       r4.tokens_per_s / r1.tokens_per_s, no_overhead / no_overhead_1, no_comm / r1.tokens_per_s,
@@ -311,7 +367,8 @@ std::string sensitivity_section(const Context& c) {
 std::string header(const std::string& measurements_file) {
   return fmt::format(
       "# Calibration: the simulator against published measurements\n\n"
-      "Generated by `scripts/calibration-report` (fits both stacks, rewrites their profiles and this file; "
+      "Generated by `scripts/calibration-report` (fits both stacks and the hardware profile they share, rewrites the "
+      "profiles and this file; "
       "`meshinfer calibrate {0} --no-fit --report reports/calibration.md` re-renders without refitting). "
       "Measurements: `{0}`, a copy of `shared/calibration/published.json` (sources in REFERENCE.md).\n\n"
       "How a row is simulated: an n-node row runs on the first n machines of the published cluster "
@@ -321,8 +378,9 @@ std::string header(const std::string& measurements_file) {
       "{1}-token prompt then {2} tokens, measured over the decode steps; a prefill row is one request of its prompt "
       "length producing one token, in 512-token chunks. exo-mlx (prefill on one node) and mlx-lm-local (Kimi K2.6 on "
       "one node; its decode rows decode after their 1,024-token prompt) use the exo profile: the same MLX kernels. "
-      "The Kimi K2.6 quantizations are mixed (routed experts mostly 3-bit, important layers 8-bit or bf16) and are "
-      "simulated at their published average bits per weight on every weight. llamacpp-local rows use the llama.cpp "
+      "The Kimi K2.6 quantizations are mixed (routed experts mostly 3-bit, important layers 8-bit or bf16): every "
+      "weight but the routed experts' is simulated at 8.5 bits, the experts at what keeps the published average. "
+      "llamacpp-local rows use the llama.cpp "
       "profile: the same software on the same hardware. "
       "The llama.cpp Qwen3 rows are published as \"q4_k_m?\": the quantization is uncertain and is simulated as "
       "q4_k_m (4.82 bits a weight).\n\n",
@@ -336,7 +394,7 @@ void write_calibration_report(const engine::Measurements& m, const std::string& 
   Context c{m, catalog, {}};
   for (const char* stack : kStacks) c.profiles.emplace(stack, engine::StackCard::load(catalog.dir(), stack));
   const std::string text = header(measurements_file) + fitted_section(c, cv) + parameters_section(c) +
-                           predictions_section(c) + why_section(c) + sensitivity_section(c);
+                           predictions_section(c) + context_section(c) + why_section(c) + sensitivity_section(c);
   std::ofstream o(out);
   if (!(o << text)) throw std::runtime_error("cannot write " + out);
 }

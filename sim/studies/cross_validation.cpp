@@ -4,8 +4,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "sim/studies/calibration_fit.hpp"
-
 namespace sim {
 
 namespace {
@@ -34,25 +32,33 @@ ErrorSummary summary(const std::vector<CrossValidatedRow>& rows, double (CrossVa
 
 std::vector<CrossValidatedRow> cross_validate(const std::vector<engine::CalibrationRow>& rows,
                                               const std::vector<std::string>& cluster, const engine::Catalog& catalog,
-                                              const engine::StackCard& profile,
-                                              const std::vector<engine::FitParameter>& parameters,
-                                              int max_evaluations) {
+                                              const Profiles& profiles,
+                                              const std::vector<engine::FitParameter>& parameters, int max_evaluations,
+                                              int jobs) {
   const auto models = models_in_order(rows);
   if (models.size() < 2) throw std::runtime_error("cross-validation needs rows of at least two models");
-  const std::vector<double> in_sample = simulate_rows(rows, cluster, catalog, profile);
-  engine::StackCard neutral = profile;
-  for (const auto& p : parameters) neutral.set(p.key, (p.lower + p.upper) / 2);
+  const std::vector<double> in_sample = simulate_rows(rows, cluster, catalog, profiles, jobs);
+  Profiles neutral = profiles;
+  for (const auto& p : parameters)
+    for (const auto& stack : p.stacks)
+      if (auto at = neutral.find(stack); at != neutral.end()) at->second.set(p.key, (p.lower + p.upper) / 2);
   std::vector<CrossValidatedRow> out;
   for (std::size_t i = 0; i < rows.size(); ++i) out.push_back({rows[i], in_sample[i], 0});
   for (const auto& model : models) {
     std::vector<engine::CalibrationRow> train, test;
     for (const auto& r : rows) (r.model == model ? test : train).push_back(r);
-    const FitResult fit = fit_profile(train, cluster, catalog, neutral, parameters, max_evaluations);
-    const std::vector<double> predicted = simulate_rows(test, cluster, catalog, fit.profile);
+    const FitResult fit = fit_profiles(train, cluster, catalog, neutral, parameters, max_evaluations, jobs);
+    const std::vector<double> predicted = simulate_rows(test, cluster, catalog, fit.profiles, jobs);
     std::size_t k = 0;
     for (auto& r : out)
       if (r.row.model == model) r.held_out = predicted[k++];
   }
+  return out;
+}
+
+CrossValidation by_stack(const std::vector<CrossValidatedRow>& rows) {
+  CrossValidation out;
+  for (const auto& r : rows) out[r.row.stack].push_back(r);
   return out;
 }
 

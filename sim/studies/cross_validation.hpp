@@ -1,4 +1,4 @@
-// Leave-one-model-out cross-validation of a stack's profile: how well the fit
+// Leave-one-model-out cross-validation of the stacks' profiles: how well the fit
 // predicts a model it has not seen. One row at a time would leak through the
 // model's other rows, so every row of the held-out model leaves together.
 #pragma once
@@ -10,6 +10,7 @@
 #include "engine/catalog.hpp"
 #include "engine/measurements.hpp"
 #include "engine/stack_card.hpp"
+#include "sim/studies/calibration_fit.hpp"
 
 namespace sim {
 
@@ -22,17 +23,20 @@ struct CrossValidatedRow {
   double held_out_error() const { return engine::relative_error(held_out, row.published); }
 };
 
-// For every model of `rows` (all of one stack): fits `parameters` to the other
-// models' rows, starting from the middle of their bounds (not from `profile`,
-// whose values were fitted with the held-out rows), and predicts the model's rows.
+// For every model of `rows` (any stacks): fits `parameters` to the other models'
+// rows, starting from the middle of their bounds (not from `profiles`, whose values
+// were fitted with the held-out rows), and predicts the model's rows. A model
+// leaves every stack at once: the stacks share the hardware's parameters.
 // REQUIRES: rows name at least two models. Throws std::runtime_error otherwise.
 std::vector<CrossValidatedRow> cross_validate(const std::vector<engine::CalibrationRow>& rows,
                                               const std::vector<std::string>& cluster, const engine::Catalog& catalog,
-                                              const engine::StackCard& profile,
-                                              const std::vector<engine::FitParameter>& parameters, int max_evaluations);
+                                              const Profiles& profiles,
+                                              const std::vector<engine::FitParameter>& parameters, int max_evaluations,
+                                              int jobs);
 
 // Per stack.
 using CrossValidation = std::map<std::string, std::vector<CrossValidatedRow>>;
+CrossValidation by_stack(const std::vector<CrossValidatedRow>& rows);
 
 struct ErrorSummary {
   double mean_abs = 0;  // mean of |relative error|

@@ -365,6 +365,17 @@ TEST_F(MalformedCard, QuantizationEntriesHaveIndexedPaths) {
   EXPECT_EQ(load_error().json_path(), "/quantizations/1/bits_per_weight");
 }
 
+// A mixed quant puts the routed experts at what its dense width leaves of the average:
+// too wide a dense width leaves them nothing, and a dense model has no experts to take the rest.
+TEST_F(MalformedCard, MixedQuantNeedsRoutedExpertsToHoldTheRestOfTheAverage) {
+  std::string s = tiny_moe("4");
+  s.replace(s.find("16}]"), 4, "16}, {\"name\": \"mixed\", \"bits_per_weight\": 4, \"dense_bits_per_weight\": 32}]");
+  write_model("bad", s);
+  const InputError e = load_error();
+  EXPECT_EQ(e.json_path(), "/quantizations/1/dense_bits_per_weight");
+  EXPECT_NE(e.reason().find("routed experts"), std::string::npos) << e.reason();
+}
+
 }  // namespace
 }  // namespace engine
 

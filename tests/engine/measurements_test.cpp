@@ -91,7 +91,7 @@ TEST(CalibrationProfiles, RewriteKeepsUnitsAndBoundsAndReadsBack) {
   const auto file = write_temp("profile_in.json", R"({
   "name": "p",
   "memory_bandwidth_efficiency": {"value": 0.5, "unit": "fraction", "fit": [0.3, 0.95]},
-  "per_layer_overhead_us": {"value": 10, "unit": "us"}
+  "per_kernel_overhead_us": {"value": 10, "unit": "us"}
 })");
   const auto bounds = engine::fit_parameters(file);
   ASSERT_EQ(bounds.size(), 1u);
@@ -99,7 +99,7 @@ TEST(CalibrationProfiles, RewriteKeepsUnitsAndBoundsAndReadsBack) {
   EXPECT_EQ(bounds[0].upper, 0.95);
   engine::StackCard p;
   p.memory_bandwidth_efficiency = 0.81234567;
-  p.per_layer_overhead_s = 12e-6;
+  p.per_kernel_overhead_s = 12e-6;
   const auto out = (std::filesystem::temp_directory_path() / "profile_out.json").string();
   engine::write_profile(file, out, p);
   std::ifstream in(out);
@@ -107,7 +107,7 @@ TEST(CalibrationProfiles, RewriteKeepsUnitsAndBoundsAndReadsBack) {
   EXPECT_NE(text.find(R"("memory_bandwidth_efficiency": {"value":0.8123,"unit":"fraction","fit":[0.3,0.95]})"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find(R"("per_layer_overhead_us": {"value":12.0,"unit":"us"})"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("per_kernel_overhead_us": {"value":12.0,"unit":"us"})"), std::string::npos) << text;
   EXPECT_EQ(engine::fit_parameters(out).size(), 1u);
 }
 

@@ -1,8 +1,9 @@
-// Cross-validates the committed profiles' fit (each model predicted by a fit to
-// the others): a change to the engine, a card or a bound that makes the
-// simulator predict worse fails here.
+// Cross-validates the committed profiles' fit (each model predicted by a joint
+// fit of every stack to the other models' rows): a change to the engine, a card
+// or a bound that makes the simulator predict worse fails here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -20,39 +21,62 @@ struct HeldOutBound {
   const char* stack;
   double mean, worst;
 };
-constexpr HeldOutBound kHeldOutBounds[] = {{"exo-tensor-rdma", 0.56, 0.75}, {"llamacpp-rpc-tcp", 0.10, 0.18}};
+// Measured (reports/calibration.md): exo 9.9% mean, 39.7% worst (Llama-3.1-8B prefill); llama.cpp 14.0% mean,
+// 44.0% worst (Llama-3.2-3B decode): the only fp16 MLX row and the only small model, each alone in what it shows.
+constexpr HeldOutBound kHeldOutBounds[] = {{"exo-tensor-rdma", 0.11, 0.41}, {"llamacpp-rpc-tcp", 0.15, 0.45}};
 constexpr int kMaxEvaluations = 200;  // as `meshinfer calibrate`
+constexpr int kJobs = 2;
 
-std::string profile_file(const std::string& name) { return Catalog::builtin().dir() + "/profiles/" + name + ".json"; }
+std::vector<std::string> stacks() {
+  std::vector<std::string> out;
+  for (const auto& b : kHeldOutBounds) out.push_back(b.stack);
+  return out;
+}
 
 TEST(Calibration, ProfilesPredictEveryModelTheyWereNotFittedTo) {
   const auto& catalog = Catalog::builtin();
   const auto m = engine::load_measurements(MESHINFER_SOURCE_DIR "/scenarios/calibration/published.json");
+  sim::Profiles profiles;
+  for (const auto& stack : stacks()) profiles.emplace(stack, engine::StackCard::load(catalog.dir(), stack));
+  const auto cv =
+      sim::by_stack(sim::cross_validate(m.rows, m.cluster, catalog, profiles,
+                                        engine::stack_fit_parameters(catalog.dir(), stacks()), kMaxEvaluations, kJobs));
   for (const auto& bound : kHeldOutBounds) {
-    std::vector<engine::CalibrationRow> rows;
-    for (const auto& r : m.rows)
-      if (r.stack == bound.stack) rows.push_back(r);
-    const auto cv = sim::cross_validate(rows, m.cluster, catalog, engine::StackCard::load(catalog.dir(), bound.stack),
-                                        engine::fit_parameters(profile_file(bound.stack)), kMaxEvaluations);
-    ASSERT_EQ(cv.size(), rows.size());
-    for (const auto& r : cv) EXPECT_GT(r.held_out, 0) << r.row.label();
-    const auto held = sim::held_out_summary(cv);
+    ASSERT_TRUE(cv.count(bound.stack)) << bound.stack;
+    const auto& rows = cv.at(bound.stack);
+    for (const auto& r : rows) EXPECT_GT(r.held_out, 0) << r.row.label();
+    const auto held = sim::held_out_summary(rows);
     EXPECT_LE(held.mean_abs, bound.mean) << bound.stack;
     EXPECT_LE(held.worst, bound.worst) << bound.stack << ": " << held.worst_row;
   }
 }
 
 TEST(Calibration, FittedParametersStayInsideTheirPhysicalBounds) {
-  for (const char* name : {"exo-tensor-rdma", "llamacpp-rpc-tcp"}) {
-    const auto p = engine::StackCard::load(Catalog::builtin().dir(), name);
-    EXPECT_GE(p.memory_bandwidth_efficiency, 0.3) << name;
-    EXPECT_LE(p.memory_bandwidth_efficiency, 0.95) << name;
-    const auto bounds = engine::fit_parameters(profile_file(name));
-    EXPECT_FALSE(bounds.empty()) << name;
-    for (const auto& b : bounds) {
-      EXPECT_GE(p.get(b.key), b.lower) << name << " " << b.key;
-      EXPECT_LE(p.get(b.key), b.upper) << name << " " << b.key;
+  const auto parameters = engine::stack_fit_parameters(Catalog::builtin().dir(), stacks());
+  for (const auto& stack : stacks()) {
+    const auto p = engine::StackCard::load(Catalog::builtin().dir(), stack);
+    EXPECT_GE(p.memory_bandwidth_efficiency, 0.3) << stack;
+    EXPECT_LE(p.memory_bandwidth_efficiency, 0.95) << stack;
+    int fitted = 0;
+    for (const auto& b : parameters) {
+      if (std::find(b.stacks.begin(), b.stacks.end(), stack) == b.stacks.end()) continue;
+      ++fitted;
+      EXPECT_GE(p.get(b.key), b.lower) << stack << " " << b.key;
+      EXPECT_LE(p.get(b.key), b.upper) << stack << " " << b.key;
     }
+    EXPECT_GT(fitted, 0) << stack;
+  }
+}
+
+// The hardware's parameters are one set for every stack on it: a stack's own file
+// may not override them, or the joint fit would move a value nobody reads.
+TEST(Calibration, StacksOnTheM3UltraShareItsBandwidthAndExpertMatmulRate) {
+  const auto parameters = engine::stack_fit_parameters(Catalog::builtin().dir(), stacks());
+  for (const char* key : {"memory_bandwidth_efficiency", "expert_compute_efficiency"}) {
+    const auto p = std::find_if(parameters.begin(), parameters.end(), [&](const auto& q) { return q.key == key; });
+    ASSERT_NE(p, parameters.end()) << key;
+    EXPECT_EQ(p->profile, "m3-ultra-metal") << key;
+    EXPECT_EQ(p->stacks, stacks()) << key;
   }
 }
 
