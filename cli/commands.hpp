@@ -26,5 +26,6 @@ void add_launch_command(CLI::App& app, int& status);
 void add_probe_command(CLI::App& app, int& status);
 void add_make_model_command(CLI::App& app, int& status);
 void add_compare_command(CLI::App& app, int& status);
+void add_rdma_check_command(CLI::App& app, int& status);
 
 }  // namespace cli
