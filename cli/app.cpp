@@ -47,6 +47,7 @@ int run_app(std::vector<std::string> args) {
   add_make_model_command(app, status);
   add_compare_command(app, status);
   add_doctor_command(app, status);
+  add_rdma_check_command(app, status);
   try {
     std::reverse(args.begin(), args.end());  // CLI11 takes them last first
     app.parse(args);

@@ -29,6 +29,7 @@ void add_probe_command(CLI::App& app, int& status);
 void add_make_model_command(CLI::App& app, int& status);
 void add_compare_command(CLI::App& app, int& status);
 void add_doctor_command(CLI::App& app, int& status);
+void add_rdma_check_command(CLI::App& app, int& status);
 
 // What `meshinfer --version` prints: version, git id, transports, OS calls.
 std::string version_line();

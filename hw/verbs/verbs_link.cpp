@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "hw/verbs/port_choice.hpp"
+
 namespace hw {
 
 namespace {
@@ -18,21 +20,6 @@ constexpr std::uint64_t kSendBit = 1ull << 63;  // wr_id of a send; wc.opcode is
 // No REMOTE_WRITE: UC does carry RDMA WRITEs, and no peer should place bytes here.
 constexpr int kMrAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
 constexpr int kPageBytes = 4096;
-
-const char* port_state_name(ibv_port_state s) {
-  switch (s) {
-    case IBV_PORT_DOWN:
-      return "DOWN";
-    case IBV_PORT_INIT:
-      return "INIT";
-    case IBV_PORT_ARMED:
-      return "ARMED";
-    case IBV_PORT_ACTIVE:
-      return "ACTIVE";
-    default:
-      return "NOP";
-  }
-}
 
 }  // namespace
 
@@ -45,9 +32,20 @@ VerbsLink::VerbsLink(VerbsApi& api, const std::string& device, const std::string
     fail(fmt::format("no such RDMA device (devices here: {})",
                      names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
   }
+  PortChoice port;
   try {
-    find_active_port();
-    find_ipv4_gid();
+    port = choose_port(api_, context_);
+  } catch (const std::runtime_error& e) {
+    release();
+    fail(e.what());
+  }
+  port_ = port.port;
+  gid_index_ = port.gid_index;
+  mtu_ = port.active_mtu;
+  local_.mtu = static_cast<std::uint8_t>(mtu_);
+  local_.lid = port.lid;
+  local_.gid = port.gid;
+  try {
     create_queue_pair();
   } catch (...) {
     release();
@@ -72,43 +70,6 @@ void VerbsLink::release() {
 
 void VerbsLink::fail(const std::string& what) const {
   throw LinkError(fmt::format("{} ({}): {}", pair_, device_, what));
-}
-
-// The active port is not always 1 (REFERENCE.md): take the first ACTIVE one.
-void VerbsLink::find_active_port() {
-  ibv_device_attr device_attr{};
-  if (api_.query_device(context_, &device_attr) != 0) fail("ibv_query_device failed");
-  std::string states;
-  for (int p = 1; p <= device_attr.phys_port_cnt; ++p) {
-    ibv_port_attr attr{};
-    if (api_.query_port(context_, static_cast<std::uint8_t>(p), &attr) != 0)
-      fail(fmt::format("ibv_query_port {} failed", p));
-    if (attr.state == IBV_PORT_ACTIVE) {
-      port_ = static_cast<std::uint8_t>(p);
-      mtu_ = attr.active_mtu;
-      local_.mtu = static_cast<std::uint8_t>(mtu_);
-      local_.lid = attr.lid;
-      return;
-    }
-    states += fmt::format("{}port {} {}", states.empty() ? "" : ", ", p, port_state_name(attr.state));
-  }
-  fail(fmt::format("device is down: no ACTIVE port ({})", states.empty() ? "no ports" : states));
-}
-
-// The GID to use is the IPv4-mapped one, published once the interface has an IPv4 address.
-void VerbsLink::find_ipv4_gid() {
-  ibv_port_attr attr{};
-  if (api_.query_port(context_, port_, &attr) != 0) fail("ibv_query_port failed");
-  for (int i = 0; i < attr.gid_tbl_len; ++i) {
-    ibv_gid gid{};
-    if (api_.query_gid(context_, port_, i, &gid) != 0) continue;
-    std::copy(std::begin(gid.raw), std::end(gid.raw), local_.gid.begin());
-    if (is_ipv4_mapped(local_.gid)) {
-      gid_index_ = i;
-      return;
-    }
-  }
-  fail(fmt::format("port {} has no IPv4-mapped GID yet: give its interface an IPv4 address", port_));
 }
 
 void VerbsLink::create_queue_pair() {

@@ -60,8 +60,6 @@ class VerbsLink {
   void drain_events();
 
  private:
-  void find_active_port();
-  void find_ipv4_gid();
   void create_queue_pair();
   void to_init();
   void to_rtr(const VerbsEndpoint& remote);

@@ -173,7 +173,6 @@ TEST(VerbsLink, SetsUpConnectsAndTearsDownInTheVerbsOrder) {
                                           "query_device",
                                           "query_port 1",
                                           "query_port 2",  // port 1 is down: not assumed
-                                          "query_port 2",
                                           "query_gid 2 0",
                                           "query_gid 2 1",
                                           "query_gid 2 2",

@@ -1,0 +1,107 @@
+// meshinfer rdma-check: whether the verbs stack here (Apple's librdma on the
+// Macs, rdma-core or softrdma on Linux) behaves as REFERENCE.md says, rule by
+// rule, on each device; the JSON it writes goes back to correct what
+// softrdma enforces from real observations.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/output_file.hpp"
+#include "engine/build_info.hpp"
+#include "engine/error.hpp"
+#include "hw/cluster.hpp"
+#ifdef MESHINFER_HAVE_VERBS
+#include "hw/verbs/rdma_rules.hpp"
+#include "hw/verbs/verbs_api.hpp"
+#endif
+
+namespace cli {
+
+namespace {
+
+struct RdmaCheckOptions {
+  std::string cluster, json;
+  std::vector<std::string> devices;
+  int rank = -1;
+  double wait_s = 1.0;
+};
+
+// --device, else the cluster file's rows (rank's own, or every rank's), else every device here.
+std::vector<std::string> devices_to_check(const RdmaCheckOptions& o, const std::vector<std::string>& here) {
+  if (!o.devices.empty()) return o.devices;
+  if (o.cluster.empty()) return here;
+  const hw::ClusterSpec cluster = hw::load_cluster(o.cluster);
+  if (cluster.rdma_devices.world() == 0)
+    throw engine::InputError(o.cluster, "", "no \"rdma\" rows to take devices from");
+  if (o.rank >= cluster.world())
+    throw engine::InputError("--rank", std::to_string(o.rank),
+                             fmt::format("{} has {} ranks", o.cluster, cluster.world()));
+  std::vector<std::string> names;
+  for (int r = 0; r < cluster.world(); ++r) {
+    if (o.rank >= 0 && r != o.rank) continue;
+    for (const auto& d : cluster.rdma_devices.row(r))
+      if (d && std::find(names.begin(), names.end(), *d) == names.end()) names.push_back(*d);
+  }
+  return names;
+}
+
+#ifdef MESHINFER_HAVE_VERBS
+int rdma_check(const RdmaCheckOptions& o) {
+  hw::VerbsApi& api = hw::libibverbs();
+  const std::vector<std::string> devices = devices_to_check(o, api.device_names());
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  nlohmann::json report = {{"tool", "meshinfer rdma-check"},
+                           {"meshinfer", engine::kGitCommit},
+                           {"verbs_library", MESHINFER_VERBS_LIB},
+                           {"host", host},
+                           {"devices", nlohmann::json::array()}};
+  if (devices.empty()) fmt::print(stderr, "rdma-check: no RDMA device here (ibv_get_device_list is empty)\n");
+  int differing = 0, unobserved = 0;
+  for (const std::string& device : devices) {
+    fmt::print("{}:\n", device);
+    nlohmann::json rules = nlohmann::json::array();
+    for (const hw::RuleResult& r : hw::check_rdma_rules(api, device, hw::RuleOptions{o.wait_s})) {
+      fmt::print("  {:<16} {:<13} {}\n", r.rule, hw::verdict_name(r.verdict), r.observed);
+      differing += r.verdict == hw::Verdict::kDiffers;
+      unobserved += r.verdict == hw::Verdict::kNotObserved;
+      rules.push_back({{"rule", r.rule},
+                       {"verdict", hw::verdict_name(r.verdict)},
+                       {"expected", r.expected},
+                       {"observed", r.observed}});
+    }
+    report["devices"].push_back({{"device", device}, {"rules", rules}});
+  }
+  if (!o.json.empty()) {
+    write_text_file(o.json, report.dump(2) + "\n");
+    fmt::print("written: {} (send it back with the macOS version: sw_vers)\n", o.json);
+  }
+  fmt::print("{} rule(s) differ from REFERENCE.md, {} not observed\n", differing, unobserved);
+  return differing > 0 || unobserved > 0 || devices.empty() ? kExitBreach : 0;
+}
+#else
+int rdma_check(const RdmaCheckOptions&) {
+  throw engine::InputError("rdma-check", "",
+                           "this meshinfer was built without a verbs library (see meshinfer --version)");
+}
+#endif
+
+}  // namespace
+
+void add_rdma_check_command(CLI::App& app, int& status) {
+  auto o = std::make_shared<RdmaCheckOptions>();
+  auto* cmd = app.add_subcommand("rdma-check", "check the RDMA stack here against Apple's documented rules");
+  cmd->add_option("--cluster", o->cluster, "cluster file: check the devices its \"rdma\" rows name");
+  cmd->add_option("--rank", o->rank, "with --cluster: only this rank's devices")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--device", o->devices, "device to check (repeatable; default: every device here)");
+  cmd->add_option("--json", o->json, "write the verdicts to this JSON file");
+  cmd->add_option("--wait", o->wait_s, "seconds a frame may take before it counts as dropped")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([o, &status] { status = rdma_check(*o); });
+}
+
+}  // namespace cli

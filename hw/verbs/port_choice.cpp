@@ -1,0 +1,68 @@
+#include "hw/verbs/port_choice.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "hw/verbs/verbs_endpoint.hpp"
+
+namespace hw {
+
+namespace {
+
+const char* port_state_name(ibv_port_state s) {
+  switch (s) {
+    case IBV_PORT_DOWN:
+      return "DOWN";
+    case IBV_PORT_INIT:
+      return "INIT";
+    case IBV_PORT_ARMED:
+      return "ARMED";
+    case IBV_PORT_ACTIVE:
+      return "ACTIVE";
+    default:
+      return "NOP";
+  }
+}
+
+// The IPv4-mapped GID of `c.port`, published once the interface has an IPv4 address.
+void find_ipv4_gid(VerbsApi& api, ibv_context* context, const ibv_port_attr& attr, PortChoice& c) {
+  for (int i = 0; i < attr.gid_tbl_len; ++i) {
+    ibv_gid gid{};
+    if (api.query_gid(context, c.port, i, &gid) != 0) continue;
+    std::copy(std::begin(gid.raw), std::end(gid.raw), c.gid.begin());
+    if (is_ipv4_mapped(c.gid)) {
+      c.gid_index = i;
+      return;
+    }
+  }
+  throw std::runtime_error(
+      fmt::format("port {} has no IPv4-mapped GID yet: give its interface an IPv4 address", c.port));
+}
+
+}  // namespace
+
+PortChoice choose_port(VerbsApi& api, ibv_context* context) {
+  ibv_device_attr device_attr{};
+  if (api.query_device(context, &device_attr) != 0) throw std::runtime_error("ibv_query_device failed");
+  std::string states;
+  for (int p = 1; p <= device_attr.phys_port_cnt; ++p) {
+    ibv_port_attr attr{};
+    if (api.query_port(context, static_cast<std::uint8_t>(p), &attr) != 0)
+      throw std::runtime_error(fmt::format("ibv_query_port {} failed", p));
+    if (attr.state == IBV_PORT_ACTIVE) {
+      PortChoice c;
+      c.port = static_cast<std::uint8_t>(p);
+      c.active_mtu = attr.active_mtu;
+      c.lid = attr.lid;
+      c.max_msg_sz = attr.max_msg_sz;
+      find_ipv4_gid(api, context, attr, c);
+      return c;
+    }
+    states += fmt::format("{}port {} {}", states.empty() ? "" : ", ", p, port_state_name(attr.state));
+  }
+  throw std::runtime_error(fmt::format("device is down: no ACTIVE port ({})", states.empty() ? "no ports" : states));
+}
+
+}  // namespace hw
