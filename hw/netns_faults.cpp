@@ -113,11 +113,6 @@ std::vector<engine::RunEvent> NetnsFaults::apply_due(double t_s, const std::vect
         mesh_.shape_link(s.a, s.b, cable_tbf(rate_bps_ * s.factor));
         break;
       case Op::kKill:
-        // Power lost: the machine's cables go quiet before its sockets could
-        // send a FIN, so the others notice silence, as in simulation.
-        for (int k = 0; k < mesh_.size(); ++k)
-          if (k != s.a) mesh_.set_link_up(s.a, k, false);
-        [[fallthrough]];
       case Op::kStop:
       case Op::kContinue:
         if (pid > 0) ::kill(pid, s.op == Op::kKill ? SIGKILL : s.op == Op::kStop ? SIGSTOP : SIGCONT);

@@ -1,7 +1,6 @@
 // A scenario's faults applied to a real run on a NetnsMesh, at their times on
 // the run's clock: a cable's veths down and up (link-down, link-up, link-flap),
-// its tbf rate scaled (link-degrade), a rank's cables down and its process
-// killed (node-crash: power lost, so the others see silence, not a FIN) or
+// its tbf rate scaled (link-degrade), a rank's process killed (node-crash) or
 // stopped and continued (node-hang). Each applied fault is an event as the
 // simulator notes it, at the real time it was applied.
 #pragma once
