@@ -1,12 +1,13 @@
 // The simulator's decode-speed prediction against real processes on a shaped
 // netns mesh, given the link card `meshinfer probe` measured on that mesh.
 // Prints predicted, measured and their ratio for each run and each tbf shaping,
-// then the median per shaping. The shapings differ only in their burst: the
-// simulator models a link as latency + size / bandwidth, and a token bucket
-// lets messages smaller than its burst through at once, so the bias follows
-// the burst (see /work/tools/notes/issue-18.md).
-// Needs root (network namespaces).
-// Usage: netns_predict_bench [runs, default 5] [tbf shaping ...]
+// then the median per shaping. The simulator models a link as a cable,
+// latency + size / bandwidth. By default the mesh is shaped two ways: the
+// token bucket of earlier runs (a 16 KB burst lets a 12 KB message through at
+// once: real beats the prediction) and the cable of `launch --netns` (one frame
+// of burst at a rate the machine's per-frame work keeps up with).
+// See /work/tools/notes/issue-18.md. Needs root (network namespaces).
+// Usage: netns_predict_bench [runs, default 5] [tbf shaping ("" unshaped) ...]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "hw/netns_mesh.hpp"
 #include "support/cli_runner.hpp"
-#include "support/netns_mesh.hpp"
 #include "support/real_run.hpp"
 
 namespace {
@@ -24,8 +25,9 @@ namespace {
 using nlohmann::json;
 
 constexpr int kWorld = 4;
-const std::vector<std::string> kShapings = {"rate 200mbit burst 16kb latency 100ms",
-                                            "rate 200mbit burst 4kb latency 100ms"};
+const std::vector<std::string> kShapings = {"rate 200mbit burst 16kb latency 100ms", hw::cable_tbf(hw::kCableRateBps)};
+
+std::string label(const std::string& shaping) { return shaping.empty() ? "unshaped" : shaping; }
 
 double decode_speed(const std::string& report) {
   return json::parse(testsupport::read_file(report))["summary"]["decode_tokens_per_s"].get<double>();
@@ -40,7 +42,7 @@ struct Figures {
 };
 
 Figures measure(int run, const std::string& shaping) {
-  testsupport::NetnsMesh mesh(kWorld, shaping);
+  hw::NetnsMesh mesh(kWorld, shaping);
   const std::string dir = testsupport::fresh_dir("netns-predict-" + std::to_string(run));
   const std::string cluster = testsupport::write_json(dir, "cluster", mesh.cluster(5000));
   const std::string prefix = " --exec-prefix '" + mesh.exec_prefix() + "'";
@@ -69,7 +71,7 @@ Figures measure(int run, const std::string& shaping) {
 int main(int argc, char** argv) {
   const int runs = argc > 1 ? std::atoi(argv[1]) : 5;
   const std::vector<std::string> shapings = argc > 2 ? std::vector<std::string>(argv + 2, argv + argc) : kShapings;
-  if (const std::string why = testsupport::NetnsMesh::unavailable_reason(); !why.empty()) {
+  if (const std::string why = hw::NetnsMesh::unavailable_reason(); !why.empty()) {
     fmt::print(stderr, "netns_predict_bench: {}\n", why);
     return 1;
   }
@@ -83,15 +85,15 @@ int main(int argc, char** argv) {
     for (std::size_t k = 0; k < shapings.size(); ++k) {
       const Figures f = measure(run, shapings[k]);
       ratios[k].push_back(f.predicted / f.measured);
-      fmt::print("| {} | {} | {:.3f} | {:.0f} | {:.1f} | {:.1f} | {:.3f} |\n", shapings[k], run, f.gbps, f.latency_us,
-                 f.predicted, f.measured, ratios[k].back());
+      fmt::print("| {} | {} | {:.3f} | {:.0f} | {:.1f} | {:.1f} | {:.3f} |\n", label(shapings[k]), run, f.gbps,
+                 f.latency_us, f.predicted, f.measured, ratios[k].back());
     }
   }
   fmt::print("\n");
   for (std::size_t k = 0; k < shapings.size(); ++k) {
     auto& r = ratios[k];
     std::sort(r.begin(), r.end());
-    fmt::print("{}: median predicted/measured {:.3f} (min {:.3f}, max {:.3f}) over {} runs\n", shapings[k],
+    fmt::print("{}: median predicted/measured {:.3f} (min {:.3f}, max {:.3f}) over {} runs\n", label(shapings[k]),
                r[r.size() / 2], r.front(), r.back(), r.size());
   }
   return 0;

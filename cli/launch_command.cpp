@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/launch_netns.hpp"
 #include "cli/run_report.hpp"
 #include "engine/error.hpp"
 #include "hw/launcher.hpp"
@@ -24,7 +25,8 @@ struct LaunchOptions {
   int local = 0;
   std::vector<std::string> cards;
   double timeout_s = 600;
-  bool dry_run = false;
+  bool dry_run = false, netns = false;
+  double netns_rate_bps = 0;
 };
 
 // A port p with p + 1 free too (data and heartbeats), on loopback.
@@ -101,8 +103,18 @@ void add_launch_command(CLI::App& app, int& status) {
   cmd->add_option("--card", o->cards, "extra hardware or link card file, passed to every rank (repeatable)");
   cmd->add_option("--timeout", o->timeout_s, "seconds before every rank is killed");
   cmd->add_flag("--dry-run", o->dry_run, "print the command of each rank and start nothing");
+  auto* netns = cmd->add_flag("--netns", o->netns,
+                              "Linux, root: one network namespace per node, a shaped veth pair per cable, the "
+                              "scenario's faults applied to the real processes and links");
+  netns->excludes(local)->excludes(hostfile);
+  cmd->add_option("--netns-rate", o->netns_rate_bps, "bits/s a shaped cable may carry at most (default 50e6)")
+      ->check(CLI::PositiveNumber);
   cmd->callback([o, &status, local, hostfile] {
-    if (!*local && !*hostfile) throw engine::InputError("launch", "", "give --local N or --hostfile FILE");
+    if (o->netns) {
+      status = launch_netns({o->scenario, o->out, o->cards, o->timeout_s, o->netns_rate_bps});
+      return;
+    }
+    if (!*local && !*hostfile) throw engine::InputError("launch", "", "give --local N, --hostfile FILE or --netns");
     status = launch(*o);
   });
 }

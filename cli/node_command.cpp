@@ -3,12 +3,14 @@
 // reporting rank writes the same reports as `meshinfer run`.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "cli/commands.hpp"
 #include "cli/run_report.hpp"
 #include "engine/compute/cpu_backend.hpp"
 #include "engine/workload.hpp"
+#include "hw/netns_faults.hpp"
 #include "hw/node_process.hpp"
 #include "hw/platform.hpp"
 
@@ -18,7 +20,7 @@ namespace {
 
 struct NodeOptions {
   int rank = 0;
-  std::string cluster, scenario, out;
+  std::string cluster, scenario, out, applied_faults;
   std::vector<std::string> cards;
   bool busy_wait = false;
   double bootstrap_timeout_s = 60;
@@ -27,7 +29,7 @@ struct NodeOptions {
 int node(const NodeOptions& o) {
   const hw::ClusterSpec cluster = hw::load_cluster(o.cluster);
   const LoadedScenario l = load_for_run(o.scenario, o.cards, std::nullopt, o.rank == 0);
-  if (!l.scenario.faults.empty())
+  if (!l.scenario.faults.empty() && o.applied_faults.empty())
     fmt::print(stderr, "rank {}: the scenario's faults are injected in simulation only; a real run meets the world's\n",
                o.rank);
   hw::die_with_parent();  // the launcher or ssh session is gone: so is this rank
@@ -38,13 +40,18 @@ int node(const NodeOptions& o) {
   const hw::TransportOptions transport{o.bootstrap_timeout_s, o.busy_wait, [&](const std::string& what) {
                                          fmt::print(stderr, "rank {}: refused {}\n", o.rank, what);
                                        }};
-  const hw::NodeOutcome outcome = hw::run_node_process(cluster, o.rank, transport, setup, [&](double zero) {
+  hw::NodeOutcome outcome = hw::run_node_process(cluster, o.rank, transport, setup, [&](double zero) {
     fmt::print(stderr, "rank {}: joined a world of {}; run clock zero at unix {:.6f}\n", o.rank, cluster.world(), zero);
   });
   const std::string& error = outcome.result.nodes[o.rank].error;
   if (!error.empty()) fmt::print(stderr, "rank {}: {}\n", o.rank, error);
   if (!outcome.reporter) return 0;
   if (o.rank != 0) fmt::print(stderr, "rank {}: rank 0 is gone; this rank reports\n", o.rank);
+  if (!o.applied_faults.empty()) {  // the launcher's faults, beside what the ranks saw
+    auto& events = outcome.result.events;
+    for (const auto& e : hw::read_events(o.applied_faults)) events.push_back(e);
+    std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.t_s < b.t_s; });
+  }
   return report_run(l, outcome.result, o.out, "elapsed");
 }
 
@@ -59,6 +66,8 @@ void add_node_command(CLI::App& app, int& status) {
   cmd->add_option("--out", o->out, "report directory on the reporting rank (default reports/out/<scenario name>)");
   cmd->add_option("--card", o->cards, "extra hardware or link card file (repeatable)");
   cmd->add_flag("--busy-wait", o->busy_wait, "spin through the end of each modelled op (needs a spare core per rank)");
+  cmd->add_option("--applied-faults", o->applied_faults,
+                  "the launcher's log of faults it applied (launch --netns), added to the report");
   cmd->add_option("--bootstrap-timeout", o->bootstrap_timeout_s, "seconds to wait for every rank to join");
   cmd->callback([o, &status] { status = node(*o); });
 }

@@ -105,20 +105,23 @@ class ControlPlane {
       }
     }
     if (policy == RecoveryPolicy::kReplan) {
+      // A dead cable between two live nodes: drop its higher-ranked end, whichever
+      // end noticed first (on real processes that is a race).
+      const int dropped = !node_down && lost > 0 && reporter > lost ? reporter : lost;
       std::vector<int> survivors;
       for (int p : members_)
-        if (p != lost && (p == 0 || !m_.suspected(p, now()))) survivors.push_back(p);
+        if (p != dropped && (p == 0 || !m_.suspected(p, now()))) survivors.push_back(p);
       const Scenario placed = restricted(setup_.scenario, survivors);
       for (Strategy strategy : {plan_.strategy, Strategy::kTensor, Strategy::kTensorUneven, Strategy::kPipeline}) {
         try {
           Plan next = make_plan(placed, setup_.catalog, strategy);
           // Every old member hears it, so one left out (alive but cut off) leaves cleanly.
-          tell(members_, decision(lost, strategy, survivors));
+          tell(members_, decision(dropped, strategy, survivors));
           members_ = survivors;
           plan_ = std::move(next);
           reload_weights();
           out_.tokens_recomputed += scheduler.requeue_in_flight(plan_.kv_capacity_tokens, now(), cause);
-          note("recovered", lost,
+          note("recovered", dropped,
                "re-placed on " + std::to_string(survivors.size()) + " node(s) as " + to_string(plan_.strategy));
           out_.placements.emplace_back(now(), plan_);
           return true;

@@ -34,8 +34,15 @@ std::string shell_quote(const std::string& s) { return "'" + replace_all(s, "'",
 struct Stream {
   int fd;
   FILE* to;
+  int rank;
+  const LaunchHooks* hooks;
   std::string prefix, partial;
   std::string* sink;  // when set, the output is kept here instead
+
+  void line(const std::string& text) {
+    std::fprintf(to, "%s%s\n", prefix.c_str(), text.c_str());
+    if (hooks->on_line) hooks->on_line(rank, text);
+  }
 
   // False at EOF.
   bool forward() {
@@ -49,11 +56,11 @@ struct Stream {
     if (n > 0) {
       partial.append(buf, static_cast<std::size_t>(n));
       for (std::size_t nl; (nl = partial.find('\n')) != std::string::npos; partial.erase(0, nl + 1))
-        std::fprintf(to, "%s%s\n", prefix.c_str(), partial.substr(0, nl).c_str());
+        line(partial.substr(0, nl));
       std::fflush(to);
       return true;
     }
-    if (!partial.empty()) std::fprintf(to, "%s%s\n", prefix.c_str(), partial.c_str());
+    if (!partial.empty()) line(partial);
     std::fflush(to);
     ::close(fd);
     return false;
@@ -80,7 +87,8 @@ std::vector<std::string> rank_command(const ClusterSpec& c, int r, const std::st
   return argv;
 }
 
-LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool capture) {
+LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool capture,
+                              const LaunchHooks& hooks) {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   struct sigaction old_int {
@@ -126,8 +134,8 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
     ::close(out[1]);
     ::close(err[1]);
     const std::string prefix = "[rank " + std::to_string(r) + "] ";
-    streams.push_back({out[0], stdout, prefix, {}, capture ? &result.output[r] : nullptr});
-    streams.push_back({err[0], stderr, prefix, {}, capture ? &result.errors[r] : nullptr});
+    streams.push_back({out[0], stdout, r, &hooks, prefix, {}, capture ? &result.output[r] : nullptr});
+    streams.push_back({err[0], stderr, r, &hooks, prefix, {}, capture ? &result.errors[r] : nullptr});
     if (!capture) std::fprintf(stderr, "launch: rank %d is pid %d\n", r, pid);
   }
   std::fflush(stderr);
@@ -138,7 +146,7 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
   while (running > 0 || !streams.empty()) {
     std::vector<pollfd> fds;
     for (const auto& s : streams) fds.push_back({s.fd, POLLIN, 0});
-    ::poll(fds.data(), fds.size(), 100);
+    ::poll(fds.data(), fds.size(), hooks.on_tick ? 10 : 100);
     for (std::size_t i = fds.size(); i-- > 0;)
       if (fds[i].revents && !streams[i].forward()) streams.erase(streams.begin() + static_cast<long>(i));
     for (int r = 0; r < n; ++r) {
@@ -149,6 +157,12 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
       }
     }
     if (killed || running == 0) continue;
+    if (hooks.on_tick) {
+      std::vector<pid_t> live = pids;  // -1 once reaped: the pid may be someone else's by now
+      for (int r = 0; r < n; ++r)
+        if (result.status[r] >= 0) live[r] = -1;
+      hooks.on_tick(live);
+    }
     if (g_interrupted || std::chrono::steady_clock::now() >= deadline) {
       result.interrupted = g_interrupted;
       result.timed_out = !g_interrupted;
@@ -161,7 +175,8 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
   return result;
 }
 
-int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool dry_run) {
+int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool dry_run,
+              const LaunchHooks& hooks) {
   if (dry_run) {
     for (const auto& argv : argvs) {
       std::string line;
@@ -170,7 +185,7 @@ int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout
     }
     return 0;
   }
-  const LaunchResult r = launch_processes(argvs, timeout_s);
+  const LaunchResult r = launch_processes(argvs, timeout_s, false, hooks);
   for (std::size_t k = 0; k < r.status.size(); ++k)
     if (r.status[k] != 0) std::fprintf(stderr, "launch: rank %zu ended with status %d\n", k, r.status[k]);
   if (r.timed_out) std::fprintf(stderr, "launch: timed out after %g s; every rank was killed\n", timeout_s);

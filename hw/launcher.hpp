@@ -3,6 +3,9 @@
 // killed as a whole on timeout, on SIGINT/SIGTERM, or when the launcher dies.
 #pragma once
 
+#include <sys/types.h>
+
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,14 +20,21 @@ struct LaunchResult {
   std::vector<std::string> output, errors;  // by rank: stdout and stderr, when captured
 };
 
+// What a caller watches while the ranks run (both optional).
+struct LaunchHooks {
+  std::function<void(int rank, const std::string& line)> on_line;  // each line a rank printed, unprefixed
+  std::function<void(const std::vector<pid_t>& pids)> on_tick;  // every ~10 ms while any rank runs; -1 for an ended one
+};
+
 // REQUIRES: every argv non-empty (argv[0] found on PATH or a path).
 // `capture`: keep each rank's output in the result instead of forwarding it.
 LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs, double timeout_s,
-                              bool capture = false);
+                              bool capture = false, const LaunchHooks& hooks = {});
 
 // Prints each command (a dry run: returns 0), or launches them and says
 // which rank ended badly and why all were killed; returns rank 0's status.
-int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool dry_run);
+int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool dry_run,
+              const LaunchHooks& hooks = {});
 
 // What starts rank r: `exec_prefix` (its "{rank}" and "{host}" replaced,
 // split on spaces) before `command` when given; else `command` itself for a

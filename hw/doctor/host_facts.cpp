@@ -9,6 +9,7 @@
 
 #include "hw/doctor/parsers.hpp"
 #include "hw/platform.hpp"
+#include "hw/shell.hpp"
 
 namespace hw::doctor {
 
@@ -16,12 +17,8 @@ namespace {
 
 // What `command` printed on stdout, or nullopt when it could not run or failed.
 std::optional<std::string> output_of(const std::string& command) {
-  FILE* p = ::popen((command + " 2>/dev/null").c_str(), "r");
-  if (!p) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  return ::pclose(p) == 0 ? std::optional(out) : std::nullopt;
+  const ShellResult r = run_shell(command + " 2>/dev/null");
+  return r.exit_code == 0 ? std::optional(r.output) : std::nullopt;
 }
 
 bool have(const std::string& tool) { return output_of("command -v " + tool).has_value(); }

@@ -155,4 +155,20 @@ TEST(Launch, ClusterOfTheWrongSizeIsRefusedBeforeStarting) {
   EXPECT_NE(r.output.find("3 host(s), but scenario"), std::string::npos) << r.output;
 }
 
+// Faults and policies real processes cannot carry out yet are refused before
+// anything is built (so without root too), with the file, JSON path and reason.
+TEST(Launch, NetnsRefusesWhatRealProcessesCannotDoWithTheReason) {
+  const std::string ci = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/ci/";
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"link-down-reroute.json", "/recovery/policy: reroute: the TCP transport cannot relay"},
+      {"rdma-failure-fallback.json", "/recovery/policy: fallback: the netns mesh has no secondary network"},
+      {"node-slow.json", "/faults/0/kind: node-slow: slowing a rank needs a cgroup CPU quota"}};
+  for (const auto& [file, reason] : refused) {
+    const auto r = testsupport::run_cli("launch " + ci + file + " --netns --out " +
+                                        testsupport::fresh_dir("netns-refused") + "/out");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(ci + file + ": " + reason), std::string::npos) << r.output;
+  }
+}
+
 }  // namespace

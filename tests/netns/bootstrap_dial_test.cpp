@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "hw/netns_mesh.hpp"
 #include "support/cli_runner.hpp"
-#include "support/netns_mesh.hpp"
 #include "support/real_run.hpp"
 #include "support/skip.hpp"
 
@@ -15,9 +15,9 @@ namespace {
 using testing::HasSubstr;
 
 TEST(BootstrapDial, AHostThatNeverAnswersFailsAtTheBootstrapTimeoutNamingIt) {
-  const std::string why = testsupport::NetnsMesh::unavailable_reason();
+  const std::string why = hw::NetnsMesh::unavailable_reason();
   if (!why.empty()) SKIP_UNLESS_CI_PROVIDES(::geteuid() == 0, why);
-  testsupport::NetnsMesh mesh(2);
+  hw::NetnsMesh mesh(2);
   const std::string dir = testsupport::fresh_dir("bootstrap-dial");
   const std::string cluster = testsupport::write_json(dir, "cluster", mesh.cluster(5000));
   const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("dial", 2, 1, 2));

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "hw/netns_mesh.hpp"
 #include "support/cli_runner.hpp"
-#include "support/netns_mesh.hpp"
 #include "support/real_run.hpp"
 #include "support/skip.hpp"
 
@@ -22,13 +22,13 @@ using testsupport::run_shell;
 class DoctorTest : public testing::Test {
  protected:
   void SetUp() override {
-    const std::string why = testsupport::NetnsMesh::unavailable_reason();
+    const std::string why = hw::NetnsMesh::unavailable_reason();
     if (!why.empty()) SKIP_UNLESS_CI_PROVIDES(::geteuid() == 0, why);
     dir_ = testsupport::fresh_dir("doctor");
   }
 
   // Runs doctor on `mesh` (started in each namespace); `extra` options after the cluster file.
-  testsupport::CliResult doctor(const testsupport::NetnsMesh& mesh, const std::string& extra = "",
+  testsupport::CliResult doctor(const hw::NetnsMesh& mesh, const std::string& extra = "",
                                 const std::string& exec_prefix = "") {
     const std::string cluster = testsupport::write_json(dir_, "cluster", mesh.cluster(5000));
     return testsupport::run_cli("doctor --cluster " + cluster + " --exec-prefix '" +
@@ -37,7 +37,7 @@ class DoctorTest : public testing::Test {
 
   // A script that runs its arguments in namespace {rank} of `mesh`, with `rank_2` as a shell
   // command in place of the plain `ip netns exec` on rank 2 ("$ns" and "$@" are set there).
-  std::string wrapper(const testsupport::NetnsMesh& mesh, int world, const std::string& rank_2) {
+  std::string wrapper(const hw::NetnsMesh& mesh, int world, const std::string& rank_2) {
     const std::string path = dir_ + "/wrapper";
     std::string cases;
     for (int r = 0; r < world; ++r) cases += std::to_string(r) + ") ns=" + mesh.ns(r) + ";; ";
@@ -56,7 +56,7 @@ class DoctorTest : public testing::Test {
 };
 
 TEST_F(DoctorTest, AHealthyMeshPassesEveryCheckIncludingTheProbe) {
-  testsupport::NetnsMesh mesh(3);
+  hw::NetnsMesh mesh(3);
   const auto r = doctor(mesh, "--json " + dir_ + "/doctor.json");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, Not(HasSubstr("FAIL")));
@@ -68,7 +68,7 @@ TEST_F(DoctorTest, AHealthyMeshPassesEveryCheckIncludingTheProbe) {
 }
 
 TEST_F(DoctorTest, AMissingAddressIsNamedWithItsPortAndThePairLeftWithoutACable) {
-  testsupport::NetnsMesh mesh(3);
+  hw::NetnsMesh mesh(3);
   const std::string address = mesh.cluster(5000)["hosts"][0]["ips"][0];  // rank 0's end of the 0-1 cable
   must("ip -n " + mesh.ns(0) + " addr del " + address + "/24 dev v1");
   const auto r = doctor(mesh);
@@ -81,7 +81,7 @@ TEST_F(DoctorTest, AMissingAddressIsNamedWithItsPortAndThePairLeftWithoutACable)
 }
 
 TEST_F(DoctorTest, ACableDownIsNamedByBothEnds) {
-  testsupport::NetnsMesh mesh(3);
+  hw::NetnsMesh mesh(3);
   must("ip -n " + mesh.ns(1) + " link set v2 down");
   const auto r = doctor(mesh);
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -91,7 +91,7 @@ TEST_F(DoctorTest, ACableDownIsNamedByBothEnds) {
 }
 
 TEST_F(DoctorTest, ARateLimitedCableIsTheProbesOutlier) {
-  testsupport::NetnsMesh mesh(3);
+  hw::NetnsMesh mesh(3);
   for (const auto& [ns, dev] : {std::pair{mesh.ns(0), "v2"}, std::pair{mesh.ns(2), "v0"}})
     must("ip netns exec " + ns + " tc qdisc add dev " + dev + " root tbf rate 40mbit burst 16kb latency 400ms");
   const auto r = doctor(mesh);
@@ -103,7 +103,7 @@ TEST_F(DoctorTest, ARateLimitedCableIsTheProbesOutlier) {
 }
 
 TEST_F(DoctorTest, TwoCablesBetweenOnePairAreBothNamed) {
-  testsupport::NetnsMesh mesh(3);
+  hw::NetnsMesh mesh(3);
   must("ip -n " + mesh.ns(0) + " link add name x1 type veth peer name x0 netns " + mesh.ns(1));
   must("ip -n " + mesh.ns(0) + " addr add 10.98.0.1/24 dev x1");
   must("ip -n " + mesh.ns(1) + " addr add 10.98.0.2/24 dev x0");
@@ -119,7 +119,7 @@ TEST_F(DoctorTest, TwoCablesBetweenOnePairAreBothNamed) {
 // Another build on one host: its facts are the real ones with the version
 // line rewritten on the way back, as a host with another meshinfer prints it.
 TEST_F(DoctorTest, AHostOnAnotherVersionIsNamed) {
-  testsupport::NetnsMesh mesh(3);
+  hw::NetnsMesh mesh(3);
   const auto r = doctor(mesh, "--no-probe",
                         wrapper(mesh, 3, "ip netns exec $ns \"$@\" | sed 's/meshinfer 0.1.0 (/meshinfer 0.0.9 (/'"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -129,7 +129,7 @@ TEST_F(DoctorTest, AHostOnAnotherVersionIsNamed) {
 }
 
 TEST_F(DoctorTest, AHostThatDoesNotAnswerIsNamedWithWhatItSaid) {
-  testsupport::NetnsMesh mesh(3);
+  hw::NetnsMesh mesh(3);
   const auto r = doctor(mesh, "--no-probe",
                         wrapper(mesh, 3, "echo 'ssh: connect to host mac3 port 22: Connection refused' >&2; exit 255"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -138,7 +138,7 @@ TEST_F(DoctorTest, AHostThatDoesNotAnswerIsNamedWithWhatItSaid) {
 }
 
 TEST_F(DoctorTest, EachHostsFreeMemoryIsCheckedAgainstItsShard) {
-  testsupport::NetnsMesh mesh(4);
+  hw::NetnsMesh mesh(4);
   const std::string small =
       testsupport::write_json(dir_, "small", testsupport::small_scenario("doctor-small", 4, 1, 4));
   const auto fits = doctor(mesh, "--no-probe --scenario " + small);

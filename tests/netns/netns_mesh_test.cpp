@@ -1,7 +1,7 @@
 // Several hosts on this one machine: one rank per network namespace, joined by
 // a full mesh of veth pairs, over TCP. Skipped (with the reason) where
 // namespaces cannot be made; a failure instead on CI as root.
-#include "support/netns_mesh.hpp"
+#include "hw/netns_mesh.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -19,13 +19,13 @@ using nlohmann::json;
 class NetnsMeshTest : public testing::Test {
  protected:
   void SetUp() override {
-    const std::string why = testsupport::NetnsMesh::unavailable_reason();
+    const std::string why = hw::NetnsMesh::unavailable_reason();
     // Root can make namespaces, and CI runs as root: there this skip is a failure.
     if (!why.empty()) SKIP_UNLESS_CI_PROVIDES(::geteuid() == 0, why);
   }
 };
 
-std::string launch_args(const testsupport::NetnsMesh& mesh, const std::string& cluster, const std::string& scenario,
+std::string launch_args(const hw::NetnsMesh& mesh, const std::string& cluster, const std::string& scenario,
                         const std::string& out) {
   return "launch " + scenario + " --hostfile " + cluster + " --exec-prefix '" + mesh.exec_prefix() + "' --out " + out +
          " --timeout 60";
@@ -33,7 +33,7 @@ std::string launch_args(const testsupport::NetnsMesh& mesh, const std::string& c
 
 TEST_F(NetnsMeshTest, NodesOnePerNamespaceRunOverTheVethMesh) {
   const int world = 4;
-  testsupport::NetnsMesh mesh(world);
+  hw::NetnsMesh mesh(world);
   const std::string dir = testsupport::fresh_dir("netns-run");
   const std::string cluster = testsupport::write_json(dir, "cluster", mesh.cluster(5000));
   const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("netns", world, 2, 8));
@@ -50,7 +50,7 @@ TEST_F(NetnsMeshTest, NodesOnePerNamespaceRunOverTheVethMesh) {
 // lives in build/bench/netns_predict_bench, not here.
 TEST_F(NetnsMeshTest, ProbedCardRunsInBothWorlds) {
   const int world = 4;
-  testsupport::NetnsMesh mesh(world, "rate 200mbit burst 16kb latency 100ms");
+  hw::NetnsMesh mesh(world, hw::cable_tbf(hw::kCableRateBps));
   const std::string dir = testsupport::fresh_dir("netns-probe");
   const std::string cluster = testsupport::write_json(dir, "cluster", mesh.cluster(5000));
   const std::string card = dir + "/veth-probed.json";

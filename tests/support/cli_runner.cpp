@@ -1,27 +1,20 @@
 #include "support/cli_runner.hpp"
 
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "hw/shell.hpp"
+
 namespace testsupport {
 
 CliResult run_cli(const std::string& args) { return run_shell(std::string(MESHINFER_BINARY) + " " + args + " 2>&1"); }
 
 CliResult run_shell(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) throw std::runtime_error("popen failed: " + command);
-  CliResult r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  const hw::ShellResult r = hw::run_shell(command);
+  return {r.exit_code, r.output};
 }
 
 std::string read_file(const std::string& path) {

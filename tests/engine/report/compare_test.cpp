@@ -59,6 +59,19 @@ TEST(Compare, ARequestThatFailedInOneRunIsADifferingRow) {
   EXPECT_EQ(rows[0].tolerance, "exact");
 }
 
+TEST(Compare, RequestsCutOffInBothRunsAgreeOnTheTokensBothProduced) {
+  json a = report(), b = report();
+  for (json* r : {&a, &b}) (*r)["requests"][1]["status"] = "failed";
+  b["requests"][1]["tokens"] = 2;
+  b["requests"][1]["output_ids"] = {8, 9};
+  EXPECT_TRUE(differing(a, b).empty());
+  b["requests"][1]["output_ids"] = {8, 4};
+  const auto rows = differing(a, b);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_THAT(rows[0].b, HasSubstr("token ids differ from position 1"));
+  EXPECT_EQ(rows[0].tolerance, "failed in both; tokens on their common prefix");
+}
+
 TEST(Compare, DifferentTokenIdsAreNamedByTheirFirstPosition) {
   json b = report();
   b["requests"][0]["output_ids"] = {5, 6, 2};

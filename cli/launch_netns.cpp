@@ -1,0 +1,121 @@
+#include "cli/launch_netns.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/run_report.hpp"
+#include "engine/error.hpp"
+#include "hw/launcher.hpp"
+#include "hw/netns_faults.hpp"
+#include "hw/netns_mesh.hpp"
+#include "hw/platform.hpp"
+
+namespace cli {
+
+namespace {
+
+constexpr int kPort = 5000;  // each namespace has its own ports
+constexpr const char* kClockZero = "run clock zero at unix ";
+
+double unix_now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Measures the mesh into OUT/cards/LINK.json, a card that replaces the
+// scenario's link card by name in both worlds; returns its path ("" on failure).
+std::string probe_mesh(const hw::NetnsMesh& mesh, const std::string& cluster, const std::string& out,
+                       const std::string& link) {
+  std::filesystem::create_directories(out + "/cards");
+  const std::string card = out + "/cards/" + link + ".json";
+  const std::vector<std::string> probe{hw::self_executable(),
+                                       "probe",
+                                       "--cluster",
+                                       cluster,
+                                       "--exec-prefix",
+                                       mesh.exec_prefix(),
+                                       "--out",
+                                       card,
+                                       "--pings",
+                                       "30",
+                                       "--bytes",
+                                       "1000000",
+                                       "--repeats",
+                                       "2",
+                                       "--timeout",
+                                       "120"};
+  return hw::run_ranks({probe}, 180, false) == 0 ? card : "";
+}
+
+}  // namespace
+
+int launch_netns(const NetnsLaunch& o) {
+  const LoadedScenario l = load_for_run(o.scenario, o.cards, std::nullopt, false);
+  if (const auto refusal = hw::netns_refusal(l.scenario))
+    throw engine::InputError(o.scenario, refusal->json_path, refusal->reason + " (launch --netns)");
+  if (const std::string why = hw::NetnsMesh::unavailable_reason(); !why.empty()) {
+    fmt::print(stderr, "launch --netns: {}\n", why);
+    return 1;
+  }
+  const std::string& link = l.scenario.fabric.link;
+  const double card_bps = l.catalog.link(link).bandwidth * 8;
+  const double rate_bps = std::min(card_bps, o.max_rate_bps > 0 ? o.max_rate_bps : hw::kCableRateBps);
+  const std::string out = o.out.empty() ? "reports/out/" + l.scenario.name : o.out;
+  std::filesystem::create_directories(out);
+
+  const int world = static_cast<int>(l.scenario.nodes.size());
+  hw::NetnsMesh mesh(world, hw::cable_tbf(rate_bps));
+  const std::string shaping = fmt::format(
+      "{} namespaces, a veth pair per cable shaped by tbf {} ({} at {:.3g} Gbit/s, scaled x{:.3g} to "
+      "what this machine carries; latency is the veth's own)",
+      world, hw::cable_tbf(rate_bps), link, card_bps / 1e9, rate_bps / card_bps);
+  fmt::print(stderr, "launch: {}\n", shaping);
+  const std::string cluster = out + "/cluster.json";
+  std::ofstream(cluster) << mesh.cluster(kPort).dump(2) << "\n";
+  const std::string card = probe_mesh(mesh, cluster, out, link);
+  if (card.empty()) {
+    fmt::print(stderr, "launch --netns: probing the mesh failed\n");
+    return 1;
+  }
+
+  const std::string log = out + "/applied-faults.jsonl";
+  std::ofstream(log, std::ios::trunc) << "";
+  hw::append_event(log, {0, "netns-mesh", "", shaping + "; link card probed on it: " + card});
+  const hw::ClusterSpec spec = hw::load_cluster(cluster);
+  std::vector<std::vector<std::string>> commands;
+  for (int r = 0; r < world; ++r) {
+    std::vector<std::string> node{
+        hw::self_executable(), "node", "--rank", std::to_string(r), "--cluster", cluster, o.scenario, "--out", out,
+        "--applied-faults",    log};
+    for (const auto& c : o.cards) node.insert(node.end(), {"--card", c});
+    node.insert(node.end(), {"--card", card});  // last: it replaces the scenario's link card
+    commands.push_back(hw::rank_command(spec, r, mesh.exec_prefix(), node));
+  }
+
+  hw::NetnsFaults faults(l.scenario, mesh, rate_bps);
+  double zero = -1;
+  hw::LaunchHooks hooks;
+  hooks.on_line = [&](int, const std::string& line) {
+    if (const auto at = line.find(kClockZero); zero < 0 && at != std::string::npos)
+      zero = std::stod(line.substr(at + std::string(kClockZero).size()));
+  };
+  hooks.on_tick = [&](const std::vector<pid_t>& pids) {
+    if (zero < 0) return;
+    for (const auto& e : faults.apply_due(unix_now_s() - zero, pids)) {
+      fmt::print(stderr, "launch: applied {} {} at {:.3f} s ({})\n", e.kind, e.target, e.t_s, e.detail);
+      hw::append_event(log, e);
+    }
+    faults.end_endless_hangs(pids);
+  };
+  const int status = hw::run_ranks(commands, o.timeout_s, false, hooks);
+  fmt::print(stderr,
+             "launch: simulated twin: meshinfer run {} --card {} --out {}/sim; then meshinfer compare "
+             "{}/sim/report.json {}/report.json\n",
+             o.scenario, card, out, out, out);
+  return status;
+}
+
+}  // namespace cli

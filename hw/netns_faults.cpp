@@ -1,0 +1,138 @@
+#include "hw/netns_faults.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace hw {
+
+using engine::FaultKind;
+
+std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
+  if (s.fabric.type != engine::FabricType::kFullMesh)
+    return Refusal{"/cluster/fabric/type",
+                   "launch --netns shapes every cable alike from one link card: the fabric must be a full-mesh"};
+  if (s.recovery == engine::RecoveryPolicy::kReroute)
+    return Refusal{"/recovery/policy", "reroute: the TCP transport cannot relay between two ranks yet"};
+  if (s.recovery == engine::RecoveryPolicy::kFallback)
+    return Refusal{"/recovery/policy", "fallback: the netns mesh has no secondary network yet"};
+  for (std::size_t i = 0; i < s.faults.size(); ++i) {
+    const engine::FaultSpec& f = s.faults[i];
+    std::string why;
+    if (f.kind == FaultKind::kLinkDegrade && f.added_latency_s > 0)
+      why = "added latency needs netem, which this kernel may lack, and no delaying runtime exists yet";
+    else if (f.kind == FaultKind::kNodeSlow)
+      why = "slowing a rank needs a cgroup CPU quota, not applied yet";
+    else if (f.kind == FaultKind::kNodeRestart || f.kind == FaultKind::kTcpInstability)
+      why = "a restarted rank cannot rejoin a real run yet";
+    else if (f.kind == FaultKind::kRdmaStackFailure)
+      why = "the netns mesh runs TCP: there is no RDMA stack to fail";
+    if (!why.empty()) return Refusal{fmt::format("/faults/{}/kind", i), engine::to_string(f.kind) + ": " + why};
+  }
+  return std::nullopt;
+}
+
+void append_event(const std::string& path, const engine::RunEvent& e) {
+  const nlohmann::json line = {{"t_s", e.t_s}, {"kind", e.kind}, {"target", e.target}, {"detail", e.detail}};
+  std::ofstream(path, std::ios::app) << line.dump() << "\n";
+}
+
+std::vector<engine::RunEvent> read_events(const std::string& path) {
+  std::vector<engine::RunEvent> events;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    events.push_back({j.at("t_s").get<double>(), j.at("kind").get<std::string>(), j.at("target").get<std::string>(),
+                      j.at("detail").get<std::string>()});
+  }
+  return events;
+}
+
+NetnsFaults::NetnsFaults(const engine::Scenario& s, NetnsMesh& mesh, double rate_bps)
+    : mesh_(mesh), rate_bps_(rate_bps), deadline_s_(s.deadline_s), stopped_(s.nodes.size(), false) {
+  for (const engine::FaultSpec& f : s.faults) add(f);
+  std::stable_sort(steps_.begin(), steps_.end(), [](const Step& x, const Step& y) { return x.at_s < y.at_s; });
+}
+
+// The steps of one fault, noted as sim/fault_injector.cpp notes them.
+void NetnsFaults::add(const engine::FaultSpec& f) {
+  const std::string kind = engine::to_string(f.kind);
+  const auto step = [&](double at, Op op, const std::string& k, const std::string& detail, double factor = 1) {
+    steps_.push_back({at, op, f.node, f.peer, factor, {0, k, k.empty() ? "" : f.target, detail}});
+  };
+  const double until = f.at_s + f.duration_s;
+  switch (f.kind) {
+    case FaultKind::kLinkDown:
+      step(f.at_s, Op::kLinkDown, kind, "cable unplugged");
+      if (f.duration_s > 0) step(until, Op::kLinkUp, to_string(FaultKind::kLinkUp), "cable back");
+      break;
+    case FaultKind::kLinkUp:
+      step(f.at_s, Op::kLinkUp, kind, "cable back");
+      break;
+    case FaultKind::kLinkDegrade:
+      step(f.at_s, Op::kShape, kind, fmt::format("bandwidth x{}, latency +{} s", f.factor, f.added_latency_s),
+           f.factor);
+      if (f.duration_s > 0) step(until, Op::kShape, "link-restored", "full bandwidth and latency", 1);
+      break;
+    case FaultKind::kLinkFlap: {
+      const double end = f.duration_s > 0 ? until : deadline_s_;
+      step(f.at_s, Op::kLinkDown, kind, fmt::format("down {:.0f}% of every {} s", 100 * f.duty, f.period_s));
+      for (double t = f.at_s;; t += f.period_s) {
+        if (t > f.at_s) step(t, Op::kLinkDown, "", "");
+        step(t + f.duty * f.period_s, Op::kLinkUp, "", "");
+        if (t + 2 * f.period_s > end) break;
+      }
+      break;
+    }
+    case FaultKind::kNodeCrash:
+      step(f.at_s, Op::kKill, kind, "power lost");
+      break;
+    case FaultKind::kNodeHang:
+      step(f.at_s, Op::kStop, kind, "alive but silent");
+      if (f.duration_s > 0) step(until, Op::kContinue, "node-resumed", "answers again");
+      break;
+    default:
+      break;  // refused by netns_refusal
+  }
+}
+
+std::vector<engine::RunEvent> NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids) {
+  std::vector<engine::RunEvent> applied;
+  for (; next_ < steps_.size() && steps_[next_].at_s <= t_s; ++next_) {
+    const Step& s = steps_[next_];
+    const pid_t pid = pids.at(s.a);
+    switch (s.op) {
+      case Op::kLinkDown:
+      case Op::kLinkUp:
+        mesh_.set_link_up(s.a, s.b, s.op == Op::kLinkUp);
+        break;
+      case Op::kShape:
+        mesh_.shape_link(s.a, s.b, cable_tbf(rate_bps_ * s.factor));
+        break;
+      case Op::kKill:
+      case Op::kStop:
+      case Op::kContinue:
+        if (pid > 0) ::kill(pid, s.op == Op::kKill ? SIGKILL : s.op == Op::kStop ? SIGSTOP : SIGCONT);
+        stopped_[s.a] = s.op == Op::kStop;
+        break;
+    }
+    if (s.event.kind.empty()) continue;
+    engine::RunEvent e = s.event;
+    e.t_s = t_s;
+    applied.push_back(e);
+  }
+  return applied;
+}
+
+void NetnsFaults::end_endless_hangs(const std::vector<pid_t>& pids) {
+  if (next_ < steps_.size()) return;  // a SIGCONT may still be due
+  for (std::size_t r = 0; r < pids.size(); ++r)
+    if (pids[r] > 0 && !stopped_[r]) return;
+  for (std::size_t r = 0; r < pids.size(); ++r)
+    if (pids[r] > 0) ::kill(pids[r], SIGKILL);
+}
+
+}  // namespace hw

@@ -1,0 +1,62 @@
+// A scenario's faults applied to a real run on a NetnsMesh, at their times on
+// the run's clock: a cable's veths down and up (link-down, link-up, link-flap),
+// its tbf rate scaled (link-degrade), a rank's process killed (node-crash) or
+// stopped and continued (node-hang). Each applied fault is an event as the
+// simulator notes it, at the real time it was applied.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/events.hpp"
+#include "engine/scenario.hpp"
+#include "hw/netns_mesh.hpp"
+
+namespace hw {
+
+struct Refusal {
+  std::string json_path, reason;
+};
+// Why `s` cannot run on a netns mesh as written (nothing when it can): a fault
+// or recovery policy real processes do not carry out yet, where and why.
+std::optional<Refusal> netns_refusal(const engine::Scenario& s);
+
+// The launcher's log of applied faults, one JSON event a line, which the
+// reporting rank reads into its report: append one, read them all.
+void append_event(const std::string& path, const engine::RunEvent& e);
+std::vector<engine::RunEvent> read_events(const std::string& path);
+
+class NetnsFaults {
+ public:
+  // REQUIRES: !netns_refusal(s); `rate_bps` the rate every cable is shaped to.
+  NetnsFaults(const engine::Scenario& s, NetnsMesh& mesh, double rate_bps);
+
+  // Applies every step due by `t_s` on the run's clock to the ranks' processes
+  // (`pids` by rank, -1 for one that ended); returns the events of those applied.
+  std::vector<engine::RunEvent> apply_due(double t_s, const std::vector<pid_t>& pids);
+  // Kills the ranks a hang without end stopped once every other rank has
+  // ended (as a node that never answers again is, to the rest, a dead one).
+  void end_endless_hangs(const std::vector<pid_t>& pids);
+
+ private:
+  enum class Op { kLinkDown, kLinkUp, kShape, kKill, kStop, kContinue };
+  struct Step {
+    double at_s;
+    Op op;
+    int a, b;                // ranks (b: the cable's other end)
+    double factor;           // kShape: the fraction of the rate kept
+    engine::RunEvent event;  // noted when applied; kind empty: not noted (a flap's later cycles)
+  };
+  void add(const engine::FaultSpec& f);
+
+  NetnsMesh& mesh_;
+  double rate_bps_, deadline_s_;
+  std::vector<Step> steps_;  // by time once built
+  std::size_t next_ = 0;
+  std::vector<bool> stopped_;  // by rank
+};
+
+}  // namespace hw

@@ -1,0 +1,147 @@
+#include "hw/netns_mesh.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "hw/platform.hpp"
+#include "hw/shell.hpp"
+
+namespace hw {
+
+namespace {
+
+constexpr const char* kNamePrefix = "mi";  // mi<pid>n<rank>
+
+// The address of rank `r` on the /24 of pair (a, b).
+std::string address(int a, int b, int n, int r) {
+  const int pair = a * n + b;
+  return "10.99." + std::to_string(pair) + "." + std::to_string(r + 1);
+}
+
+// The veth in rank r's namespace that leads to rank `to`: named for the far end.
+std::string veth(int to) { return "v" + std::to_string(to); }
+
+bool owner_gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+
+void remove_leftovers() {
+  const std::regex ours(std::string("^") + kNamePrefix + R"((\d+)n\d+)");
+  std::istringstream list(run_shell("ip netns list 2>/dev/null").output);
+  for (std::string line; std::getline(list, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, ours) && owner_gone(static_cast<pid_t>(std::stol(m[1]))))
+      run_shell("ip netns del " + m[0].str() + " 2>/dev/null");
+  }
+}
+
+}  // namespace
+
+std::string cable_tbf(double rate_bps) {
+  // 1514 B: one Ethernet frame at the veth's MTU of 1500 (tbf passes no frame
+  // larger than its burst); a queue of 200 ms before it drops.
+  return "rate " + std::to_string(static_cast<long long>(rate_bps)) + "bit burst 1514 latency 200ms";
+}
+
+std::string NetnsMesh::unavailable_reason() {
+  if (::geteuid() != 0) return "needs root to create network namespaces";
+  if (run_shell("command -v ip >/dev/null && command -v tc >/dev/null").exit_code != 0)
+    return "needs ip and tc (iproute2)";
+  const std::string probe = std::string(kNamePrefix) + std::to_string(::getpid()) + "probe";
+  if (run_shell("ip netns add " + probe + " 2>/dev/null && ip netns del " + probe).exit_code != 0)
+    return "cannot create network namespaces here";
+  return "";
+}
+
+NetnsMesh::NetnsMesh(int n, const std::string& tbf) : n_(n), prefix_(kNamePrefix + std::to_string(::getpid()) + "n") {
+  remove_leftovers();
+  start_guard();
+  try {
+    for (int r = 0; r < n; ++r) {
+      run_shell_or_throw("ip netns add " + ns(r));
+      run_shell_or_throw("ip -n " + ns(r) + " link set lo up");
+    }
+    for (int a = 0; a < n; ++a) {
+      for (int b = a + 1; b < n; ++b) {
+        run_shell_or_throw("ip -n " + ns(a) + " link add name " + veth(b) + " type veth peer name " + veth(a) +
+                           " netns " + ns(b));
+        for (const auto& [r, far] : {std::pair{a, b}, std::pair{b, a}}) {
+          run_shell_or_throw("ip -n " + ns(r) + " addr add " + address(a, b, n, r) + "/24 dev " + veth(far));
+          run_shell_or_throw("ip -n " + ns(r) + " link set " + veth(far) + " up");
+        }
+        if (!tbf.empty()) shape_link(a, b, tbf);
+      }
+    }
+  } catch (...) {
+    teardown();  // no destructor runs for a constructor that threw
+    throw;
+  }
+}
+
+NetnsMesh::~NetnsMesh() { teardown(); }
+
+// A shell in its own process group (a Ctrl-C meant for us does not reach it)
+// that waits for EOF on a pipe only we hold, then deletes the namespaces: our
+// death, however it comes, closes the pipe. Built before fork, so the child
+// only makes async-signal-safe calls.
+void NetnsMesh::start_guard() {
+  std::string script = "read _; ";
+  for (int r = 0; r < n_; ++r) script += "ip netns del " + ns(r) + " 2>/dev/null; ";
+  int fds[2];
+  pipe_cloexec(fds);
+  const int null_fd = ::open("/dev/null", O_RDWR);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::dup2(fds[0], STDIN_FILENO);
+    ::dup2(null_fd, STDOUT_FILENO);
+    ::dup2(null_fd, STDERR_FILENO);
+    for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+    ::execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(null_fd);
+  ::close(fds[0]);
+  guard_ = pid;
+  guard_fd_ = fds[1];
+}
+
+void NetnsMesh::teardown() {
+  for (int r = 0; r < n_; ++r) run_shell("ip netns del " + ns(r) + " 2>/dev/null");
+  if (guard_fd_ >= 0) ::close(guard_fd_);
+  if (guard_ > 0) ::waitpid(guard_, nullptr, 0);
+  guard_fd_ = -1;
+  guard_ = -1;
+}
+
+nlohmann::json NetnsMesh::cluster(int port) const {
+  nlohmann::json hosts = nlohmann::json::array();
+  for (int r = 0; r < n_; ++r) {
+    nlohmann::json ips = nlohmann::json::array();
+    for (int k = 0; k < n_; ++k)
+      if (k != r) ips.push_back(address(std::min(r, k), std::max(r, k), n_, r));
+    hosts.push_back({{"ssh", "localhost"}, {"ips", ips}});
+  }
+  return {{"transport", "tcp"}, {"port", port}, {"hosts", hosts}};
+}
+
+void NetnsMesh::set_link_up(int a, int b, bool up) {
+  for (const auto& [r, far] : {std::pair{a, b}, std::pair{b, a}})
+    run_shell_or_throw("ip -n " + ns(r) + " link set " + veth(far) + (up ? " up" : " down"));
+}
+
+void NetnsMesh::shape_link(int a, int b, const std::string& tbf) {
+  for (const auto& [r, far] : {std::pair{a, b}, std::pair{b, a}}) {
+    const std::string tc = "ip netns exec " + ns(r) + " tc qdisc ";
+    run_shell(tc + "del dev " + veth(far) + " root 2>/dev/null");  // none yet is fine
+    if (!tbf.empty()) run_shell_or_throw(tc + "add dev " + veth(far) + " root tbf " + tbf);
+  }
+}
+
+}  // namespace hw

@@ -1,0 +1,58 @@
+// Several "hosts" on this one Linux machine: network namespaces joined in a
+// full mesh of veth pairs, each pair on its own /24, optionally shaped by a tc
+// tbf qdisc on both ends. Deleting a namespace deletes its veths. The mesh is
+// removed by the destructor, by a guard process when the owner dies without
+// one (SIGKILL), and, failing both, by the next mesh made on this machine
+// (names carry the owner's pid). Needs root and iproute2.
+#pragma once
+
+#include <sys/types.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace hw {
+
+// What one shaped veth pair carries on this 2-core machine, with four ranks
+// decoding, while a message still takes latency + size / rate as on a cable:
+// at 200 Mbit/s the kernel's per-frame work falls behind (bench/netns_predict_bench).
+inline constexpr double kCableRateBps = 50e6;
+
+// The tbf parameters of a cable of `rate_bps`: a burst of one frame, so a
+// message leaves at the rate, not at once up to a bucket's worth.
+std::string cable_tbf(double rate_bps);
+
+class NetnsMesh {
+ public:
+  // Why a mesh cannot be built here ("" when it can): not root, no `ip`, no netns.
+  static std::string unavailable_reason();
+
+  // `tbf`: tc tbf parameters for every veth, e.g. "rate 100mbit burst 1600 latency 200ms"; empty: unshaped.
+  NetnsMesh(int n, const std::string& tbf = "");
+  ~NetnsMesh();
+  NetnsMesh(const NetnsMesh&) = delete;
+  NetnsMesh& operator=(const NetnsMesh&) = delete;
+
+  int size() const { return n_; }
+  std::string ns(int r) const { return prefix_ + std::to_string(r); }
+  // For `launch --exec-prefix`: runs rank r inside namespace r.
+  std::string exec_prefix() const { return "ip netns exec " + prefix_ + "{rank}"; }
+  // The cluster file: rank r's addresses are its ends of the mesh's pairs.
+  nlohmann::json cluster(int port) const;
+
+  // Both ends of the cable between ranks a and b down or up. Throws when `ip` fails.
+  void set_link_up(int a, int b, bool up);
+  // Both ends of that cable shaped by `tbf` instead (empty: unshaped). Throws when `tc` fails.
+  void shape_link(int a, int b, const std::string& tbf);
+
+ private:
+  void start_guard();
+  void teardown();
+
+  int n_;
+  std::string prefix_;
+  pid_t guard_ = -1;
+  int guard_fd_ = -1;  // the guard deletes the namespaces when this closes
+};
+
+}  // namespace hw

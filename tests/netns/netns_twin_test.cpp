@@ -1,0 +1,82 @@
+// CI's fault scenarios run twice with a tiny model: simulated, and as real
+// processes in network namespaces (`launch --netns`, the faults applied to
+// the ranks and veths), the simulation on the link card probed on that mesh.
+// `meshinfer compare` must find the same outcomes, recovery decisions and
+// tokens. Speeds are a timing claim (bench/netns_predict_bench), so they are
+// not judged here (--relative 1). Skipped, with the reason, where namespaces
+// cannot be made; a failure instead on CI as root.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "hw/netns_mesh.hpp"
+#include "support/cli_runner.hpp"
+#include "support/real_run.hpp"
+#include "support/skip.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+const std::string kCi = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/ci/";
+
+// The CI scenario with the tiny model at `model_dir`, enough tokens that the
+// faults land mid-decode in both worlds, and heartbeats a loaded machine keeps.
+json twin_of(const std::string& name, const std::string& model_dir) {
+  json s = json::parse(testsupport::read_file(kCi + name + ".json"));
+  s.erase("$schema");
+  s.erase("expect");
+  s["name"] = "twin-" + name;
+  s["model"] = {{"path", model_dir}};
+  s["workload"] = {{"requests", 4}, {"prompt_tokens", 16}, {"output_tokens", 400}};
+  s["recovery"]["heartbeat_s"] = 0.1;
+  s["recovery"]["heartbeat_timeout_s"] = 0.5;
+  s["deadline_s"] = 120;
+  return s;
+}
+
+class NetnsTwin : public testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    const std::string why = hw::NetnsMesh::unavailable_reason();
+    if (!why.empty()) SKIP_UNLESS_CI_PROVIDES(::geteuid() == 0, why);
+  }
+};
+
+TEST_P(NetnsTwin, SimulatedAndRealRunsAgreeOnOutcomesDecisionsAndTokens) {
+  const std::string dir = testsupport::fresh_dir(std::string("twin-") + GetParam());
+  const auto model = testsupport::run_cli("make-model --out " + dir + "/tiny");
+  ASSERT_EQ(model.exit_code, 0) << model.output;
+  const std::string scenario = testsupport::write_json(dir, "s", twin_of(GetParam(), dir + "/tiny"));
+
+  const auto real = testsupport::run_cli("launch " + scenario + " --netns --out " + dir + "/real --timeout 120");
+  const json report = json::parse(testsupport::read_file(dir + "/real/report.json"));
+  int applied = 0;
+  for (const auto& e : report["events"])
+    applied += e["detail"] == "power lost" || e["detail"] == "cable unplugged" || e["detail"] == "alive but silent";
+  EXPECT_EQ(applied, 1) << "the scenario's one fault, applied by the launcher\n" << real.output;
+
+  const std::string card = dir + "/real/cards/tb5-rdma.json";
+  const auto sim = testsupport::run_cli("run --quiet " + scenario + " --card " + card + " --out " + dir + "/sim");
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  const auto compare =
+      testsupport::run_cli("compare --relative 1 " + dir + "/sim/report.json " + dir + "/real/report.json");
+  EXPECT_EQ(compare.exit_code, 0) << compare.output << "\n--- real run:\n" << real.output;
+}
+
+// Not yet a twin, found by running it (issue-18 note): coordinator-crash (the
+// survivor that reports has no request records and no detection, the simulator
+// fails all four requests after three detections). The other fault scenarios
+// of scenarios/ci are refused by launch --netns, with the reason.
+INSTANTIATE_TEST_SUITE_P(CiFaultScenarios, NetnsTwin,
+                         testing::Values("node-crash-replan", "node-crash-fail-stop", "node-hang-replan",
+                                         "link-down-replan"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name)
+                             if (c == '-') c = '_';
+                           return name;
+                         });
+
+}  // namespace
