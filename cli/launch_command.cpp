@@ -29,22 +29,6 @@ struct LaunchOptions {
   double netns_rate_bps = 0;
 };
 
-// A port p with p + 1 free too (data and heartbeats), on loopback.
-int free_port_pair() {
-  for (;;) {
-    const int fd = hw::listen_on("127.0.0.1", 0);
-    const int port = hw::local_port(fd);
-    try {
-      const int next = hw::listen_on("127.0.0.1", port + 1);
-      ::close(next);
-      ::close(fd);
-      return port;
-    } catch (const std::runtime_error&) {
-      ::close(fd);
-    }
-  }
-}
-
 // Spinning helps only where every rank of a machine still has a core of its own.
 bool has_cores_to_spare(const hw::ClusterSpec& c, int r, bool same_machine) {
   int sharing = 0;
@@ -59,7 +43,7 @@ int launch(const LaunchOptions& o) {
   if (o.local > 0) {
     std::filesystem::create_directories(out);
     cluster_file = out + "/cluster.json";
-    std::ofstream(cluster_file) << hw::local_cluster_json(o.local, free_port_pair());
+    std::ofstream(cluster_file) << hw::local_cluster_json(o.local, hw::free_port_pair());
   }
   const hw::ClusterSpec cluster = hw::load_cluster(cluster_file);
   if (cluster.world() != static_cast<int>(l.scenario.nodes.size()))

@@ -75,6 +75,20 @@ int local_port(int fd) {
   return ntohs(addr.sin_port);
 }
 
+int free_port_pair() {
+  for (;;) {
+    const int fd = listen_on("127.0.0.1", 0);
+    const int port = local_port(fd);
+    try {
+      ::close(listen_on("127.0.0.1", port + 1));
+      ::close(fd);
+      return port;
+    } catch (const std::runtime_error&) {
+      ::close(fd);
+    }
+  }
+}
+
 int dial(const std::string& host, int port, Deadline deadline) {
   const sockaddr_in addr = resolve(host, port);
   const std::string where = host + ":" + std::to_string(port);

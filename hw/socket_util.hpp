@@ -13,6 +13,9 @@ Deadline deadline_in(double seconds);
 // A listening TCP socket on host:port (port 0: any); returns the fd.
 int listen_on(const std::string& host, int port);
 int local_port(int fd);
+// A loopback port p with p + 1 free too (a cluster's data and heartbeat bootstrap). Free when
+// checked: another process may take it before it is bound again.
+int free_port_pair();
 // Connects to host:port, retrying while refused, until the deadline; a host
 // that never answers fails at the deadline too. The error names host:port.
 int dial(const std::string& host, int port, Deadline deadline);

@@ -35,7 +35,7 @@ class SshLaunch : public testing::Test {
   std::string cluster() {
     nlohmann::json hosts = nlohmann::json::array();
     for (int r = 0; r < 2; ++r) hosts.push_back({{"ssh", "mesh-" + std::to_string(r)}, {"ips", {"127.0.0.1"}}});
-    port_ = free_port_pair();
+    port_ = hw::free_port_pair();
     return testsupport::write_json(dir_, "cluster", {{"transport", "tcp"}, {"port", port_}, {"hosts", hosts}});
   }
 
@@ -56,19 +56,6 @@ class SshLaunch : public testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return false;
-  }
-
-  static int free_port_pair() {
-    for (;;) {
-      const int fd = hw::listen_on("127.0.0.1", 0), port = hw::local_port(fd);
-      try {
-        ::close(hw::listen_on("127.0.0.1", port + 1));
-        ::close(fd);
-        return port;
-      } catch (const std::runtime_error&) {
-        ::close(fd);
-      }
-    }
   }
 
   std::unique_ptr<testsupport::Sshd> sshd_;

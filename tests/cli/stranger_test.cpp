@@ -21,21 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-// A loopback port p with p + 1 free too (the cluster's data and heartbeat bootstrap).
-int free_port_pair() {
-  for (;;) {
-    const int fd = hw::listen_on("127.0.0.1", 0);
-    const int port = hw::local_port(fd);
-    try {
-      ::close(hw::listen_on("127.0.0.1", port + 1));
-      ::close(fd);
-      return port;
-    } catch (const std::runtime_error&) {
-      ::close(fd);
-    }
-  }
-}
-
 std::string write_cluster(const std::string& dir, int world, int port) {
   const std::string path = dir + "/cluster.json";
   std::ofstream(path) << hw::local_cluster_json(world, port);
@@ -55,7 +40,7 @@ TEST(Strangers, KnockingOnEveryPortDuringBootstrapNeitherStopsTheClusterNorLoses
   const std::string dir = testsupport::fresh_dir("strangers");
   const std::string scenario =
       testsupport::write_json(dir, "s", testsupport::small_scenario("strangers", world, requests, 8));
-  const int port = free_port_pair();
+  const int port = hw::free_port_pair();
   testsupport::ChildProcess launch({MESHINFER_BINARY, "launch", scenario, "--hostfile", write_cluster(dir, world, port),
                                     "--exec-prefix", late_last_rank(dir, world, 2), "--out", dir + "/out", "--timeout",
                                     "90"});
@@ -95,7 +80,7 @@ TEST(Strangers, KnockingOnEveryPortDuringBootstrapNeitherStopsTheClusterNorLoses
 TEST(Strangers, RankZeroAloneWithStrangersWaitsItsTimeoutAndEndsWithAClearError) {
   const std::string dir = testsupport::fresh_dir("strangers-alone");
   const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("alone", 2, 1, 4));
-  const int port = free_port_pair();
+  const int port = hw::free_port_pair();
   testsupport::ChildProcess node({MESHINFER_BINARY, "node", "--rank", "0", "--cluster", write_cluster(dir, 2, port),
                                   scenario, "--bootstrap-timeout", "3"});
   int status = -1;
@@ -112,7 +97,7 @@ TEST(Strangers, RankZeroAloneWithStrangersWaitsItsTimeoutAndEndsWithAClearError)
 TEST(Strangers, RankThatCannotReachRankZeroEndsWithAClearErrorNotAnAbort) {
   const std::string dir = testsupport::fresh_dir("no-rank-zero");
   const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("no-zero", 2, 1, 4));
-  const int port = free_port_pair();
+  const int port = hw::free_port_pair();
   const auto r = testsupport::run_cli("node --rank 1 --cluster " + write_cluster(dir, 2, port) + " " + scenario +
                                       " --bootstrap-timeout 1");
   EXPECT_EQ(r.exit_code, 3) << r.output;
