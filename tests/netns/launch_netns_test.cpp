@@ -28,7 +28,8 @@ TEST(LaunchNetns, NamespacesGoEvenWhenTheLauncherIsKilled) {
       testsupport::write_json(dir, "s", testsupport::small_scenario("netns-killed", 2, 2, 2000));
   testsupport::ChildProcess launch(
       {MESHINFER_BINARY, "launch", scenario, "--netns", "--out", dir + "/out", "--timeout", "120"});
-  ASSERT_NE(launch.wait_for_line("launch: rank 1 is pid", 60), "") << launch.output();
+  // Once the ranks have joined: the probe before them has ended (its processes outlive a killed launcher).
+  ASSERT_NE(launch.wait_for_line("[rank 1] rank 1: joined a world of 2", 60), "") << launch.output();
   const std::string prefix = "mi" + std::to_string(launch.pid()) + "n";
   ASSERT_TRUE(namespaces_named(prefix)) << testsupport::run_shell("ip netns list").output;
 
