@@ -83,7 +83,7 @@ int launch_netns(const NetnsLaunch& o) {
 
   const std::string log = out + "/applied-faults.jsonl";
   std::ofstream(log, std::ios::trunc) << "";
-  hw::append_event(log, {0, "netns-mesh", "", shaping + "; link card probed on it: " + card});
+  hw::append_event(log, unix_now_s(), {0, "netns-mesh", "", shaping + "; link card probed on it: " + card});
   const hw::ClusterSpec spec = hw::load_cluster(cluster);
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < world; ++r) {
@@ -104,10 +104,10 @@ int launch_netns(const NetnsLaunch& o) {
   };
   hooks.on_tick = [&](const std::vector<pid_t>& pids) {
     if (zero < 0) return;
-    for (const auto& e : faults.apply_due(unix_now_s() - zero, pids)) {
-      fmt::print(stderr, "launch: applied {} {} at {:.3f} s ({})\n", e.kind, e.target, e.t_s, e.detail);
-      hw::append_event(log, e);
-    }
+    faults.apply_due(unix_now_s() - zero, pids, [&](const engine::RunEvent& e) {
+      hw::append_event(log, unix_now_s(), e);
+      fmt::print(stderr, "launch: applying {} {} at {:.3f} s ({})\n", e.kind, e.target, e.t_s, e.detail);
+    });
     faults.end_endless_hangs(pids);
   };
   const int status = hw::run_ranks(commands, o.timeout_s, false, hooks);

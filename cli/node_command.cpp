@@ -40,7 +40,9 @@ int node(const NodeOptions& o) {
   const hw::TransportOptions transport{o.bootstrap_timeout_s, o.busy_wait, [&](const std::string& what) {
                                          fmt::print(stderr, "rank {}: refused {}\n", o.rank, what);
                                        }};
+  double zero_unix = 0;
   hw::NodeOutcome outcome = hw::run_node_process(cluster, o.rank, transport, setup, [&](double zero) {
+    zero_unix = zero;
     fmt::print(stderr, "rank {}: joined a world of {}; run clock zero at unix {:.6f}\n", o.rank, cluster.world(), zero);
   });
   const std::string& error = outcome.result.nodes[o.rank].error;
@@ -49,7 +51,7 @@ int node(const NodeOptions& o) {
   if (o.rank != 0) fmt::print(stderr, "rank {}: rank 0 is gone; this rank reports\n", o.rank);
   if (!o.applied_faults.empty()) {  // the launcher's faults, beside what the ranks saw
     auto& events = outcome.result.events;
-    for (const auto& e : hw::read_events(o.applied_faults)) events.push_back(e);
+    for (const auto& e : hw::read_events(o.applied_faults, zero_unix)) events.push_back(e);
     std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.t_s < b.t_s; });
   }
   return report_run(l, outcome.result, o.out, "elapsed");

@@ -35,18 +35,18 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
   return std::nullopt;
 }
 
-void append_event(const std::string& path, const engine::RunEvent& e) {
-  const nlohmann::json line = {{"t_s", e.t_s}, {"kind", e.kind}, {"target", e.target}, {"detail", e.detail}};
+void append_event(const std::string& path, double unix_s, const engine::RunEvent& e) {
+  const nlohmann::json line = {{"t_unix", unix_s}, {"kind", e.kind}, {"target", e.target}, {"detail", e.detail}};
   std::ofstream(path, std::ios::app) << line.dump() << "\n";
 }
 
-std::vector<engine::RunEvent> read_events(const std::string& path) {
+std::vector<engine::RunEvent> read_events(const std::string& path, double zero_unix) {
   std::vector<engine::RunEvent> events;
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
     const nlohmann::json j = nlohmann::json::parse(line);
-    events.push_back({j.at("t_s").get<double>(), j.at("kind").get<std::string>(), j.at("target").get<std::string>(),
-                      j.at("detail").get<std::string>()});
+    events.push_back({std::max(0.0, j.at("t_unix").get<double>() - zero_unix), j.at("kind").get<std::string>(),
+                      j.at("target").get<std::string>(), j.at("detail").get<std::string>()});
   }
   return events;
 }
@@ -99,10 +99,15 @@ void NetnsFaults::add(const engine::FaultSpec& f) {
   }
 }
 
-std::vector<engine::RunEvent> NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids) {
-  std::vector<engine::RunEvent> applied;
+void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
+                            const std::function<void(const engine::RunEvent&)>& note) {
   for (; next_ < steps_.size() && steps_[next_].at_s <= t_s; ++next_) {
     const Step& s = steps_[next_];
+    if (!s.event.kind.empty()) {
+      engine::RunEvent e = s.event;
+      e.t_s = t_s;
+      note(e);
+    }
     const pid_t pid = pids.at(s.a);
     switch (s.op) {
       case Op::kLinkDown:
@@ -119,12 +124,7 @@ std::vector<engine::RunEvent> NetnsFaults::apply_due(double t_s, const std::vect
         stopped_[s.a] = s.op == Op::kStop;
         break;
     }
-    if (s.event.kind.empty()) continue;
-    engine::RunEvent e = s.event;
-    e.t_s = t_s;
-    applied.push_back(e);
   }
-  return applied;
 }
 
 void NetnsFaults::end_endless_hangs(const std::vector<pid_t>& pids) {

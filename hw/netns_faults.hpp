@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,10 +25,13 @@ struct Refusal {
 // or recovery policy real processes do not carry out yet, where and why.
 std::optional<Refusal> netns_refusal(const engine::Scenario& s);
 
-// The launcher's log of applied faults, one JSON event a line, which the
-// reporting rank reads into its report: append one, read them all.
-void append_event(const std::string& path, const engine::RunEvent& e);
-std::vector<engine::RunEvent> read_events(const std::string& path);
+// The launcher's log of applied faults, one JSON event a line with the unix
+// time it was applied (e.t_s is not written), which the reporting rank reads
+// into its report. Each rank's run clock has its own zero (ranks leave the
+// barrier milliseconds apart), so the reader places each event on its own
+// clock, `zero_unix` being its run clock's zero; one logged before it is at 0.
+void append_event(const std::string& path, double unix_s, const engine::RunEvent& e);
+std::vector<engine::RunEvent> read_events(const std::string& path, double zero_unix);
 
 class NetnsFaults {
  public:
@@ -35,8 +39,10 @@ class NetnsFaults {
   NetnsFaults(const engine::Scenario& s, NetnsMesh& mesh, double rate_bps);
 
   // Applies every step due by `t_s` on the run's clock to the ranks' processes
-  // (`pids` by rank, -1 for one that ended); returns the events of those applied.
-  std::vector<engine::RunEvent> apply_due(double t_s, const std::vector<pid_t>& pids);
+  // (`pids` by rank, -1 for one that ended). `note` gets each step's event
+  // before the step is carried out, so a rank that sees the fault's effect
+  // finds it logged.
+  void apply_due(double t_s, const std::vector<pid_t>& pids, const std::function<void(const engine::RunEvent&)>& note);
   // Kills the ranks a hang without end stopped once every other rank has
   // ended (as a node that never answers again is, to the rest, a dead one).
   void end_endless_hangs(const std::vector<pid_t>& pids);

@@ -19,7 +19,8 @@ struct NodeOutcome {
 };
 
 // Called once every rank has joined, with the wall-clock time (Unix seconds)
-// that the run's clock (Runtime::now, report times) counts from.
+// that the run's clock (Runtime::now, report times) counts from. Read just
+// after that zero, so a unix time put on the run's clock is never late.
 using JoinedFn = std::function<void(double clock_zero_unix_s)>;
 
 // REQUIRES: setup.scenario has as many nodes as the cluster has hosts.
