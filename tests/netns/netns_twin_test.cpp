@@ -65,13 +65,13 @@ TEST_P(NetnsTwin, SimulatedAndRealRunsAgreeOnOutcomesDecisionsAndTokens) {
   EXPECT_EQ(compare.exit_code, 0) << compare.output << "\n--- real run:\n" << real.output;
 }
 
-// Not yet twins, found by running them (issue-18 note): coordinator-crash (the
+// Not yet a twin, found by running it (issue-18 note): coordinator-crash (the
 // survivor that reports has no request records and no detection, the simulator
-// fails all four requests after three detections); node-crash-replan and
-// node-crash-fail-stop (a SIGKILL's detection is at times missing from the real
-// report though its decision is there: one CI run in two). The other fault
-// scenarios of scenarios/ci are refused by launch --netns, with the reason.
-INSTANTIATE_TEST_SUITE_P(CiFaultScenarios, NetnsTwin, testing::Values("node-hang-replan", "link-down-replan"),
+// fails all four requests after three detections). The other fault scenarios
+// of scenarios/ci are refused by launch --netns, with the reason.
+INSTANTIATE_TEST_SUITE_P(CiFaultScenarios, NetnsTwin,
+                         testing::Values("node-crash-replan", "node-crash-fail-stop", "node-hang-replan",
+                                         "link-down-replan"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name)
