@@ -40,10 +40,16 @@ TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
   if (rank < 0 || rank >= world) throw std::invalid_argument("rank out of range");
   if (!options.peer_hosts.empty() && static_cast<int>(options.peer_hosts.size()) != world)
     throw std::invalid_argument("peer_hosts must name every rank");
-  bootstrap(options);
-  for (auto& p : peers_)
-    if (p.fd >= 0) set_nonblocking_nodelay(p.fd);
-  barrier(options.bootstrap_timeout_s);
+  try {
+    bootstrap(options);
+    for (auto& p : peers_)
+      if (p.fd >= 0) set_nonblocking_nodelay(p.fd);
+    barrier(options.bootstrap_timeout_s);
+  } catch (...) {
+    for (auto& p : peers_)  // a constructor that throws runs no destructor
+      if (p.fd >= 0) ::close(p.fd);
+    throw;
+  }
 }
 
 void TcpRuntime::bootstrap(const TcpOptions& o) {
@@ -86,16 +92,21 @@ void TcpRuntime::bootstrap(const TcpOptions& o) {
     return;
   }
   const int listen_fd = listen_on(o.listen_host, 0);
-  const Hello me{rank_, local_port(listen_fd), o.listen_host};
-  peers_[0].fd = dial_and_introduce(o.coordinator_host, o.coordinator_port, me, deadline);
-  std::vector<char> table(kHelloBytes * world_);
-  read_exact(peers_[0].fd, table.data(), table.size(), deadline);
-  // Higher ranks dial lower ones, so each pair has exactly one connection.
-  for (int r = 1; r < rank_; ++r) {
-    const Hello peer = decode_hello(table.data() + kHelloBytes * r);
-    if (peer.rank != r)
-      throw std::runtime_error(fmt::format("bootstrap: rank 0 listed rank {} as rank {}", r, peer.rank));
-    peers_[r].fd = dial_and_introduce(o.peer_hosts.empty() ? peer.host : o.peer_hosts[r], peer.port, me, deadline);
+  try {
+    const Hello me{rank_, local_port(listen_fd), o.listen_host};
+    peers_[0].fd = dial_and_introduce(o.coordinator_host, o.coordinator_port, me, deadline);
+    std::vector<char> table(kHelloBytes * world_);
+    read_exact(peers_[0].fd, table.data(), table.size(), deadline);
+    // Higher ranks dial lower ones, so each pair has exactly one connection.
+    for (int r = 1; r < rank_; ++r) {
+      const Hello peer = decode_hello(table.data() + kHelloBytes * r);
+      if (peer.rank != r)
+        throw std::runtime_error(fmt::format("bootstrap: rank 0 listed rank {} as rank {}", r, peer.rank));
+      peers_[r].fd = dial_and_introduce(o.peer_hosts.empty() ? peer.host : o.peer_hosts[r], peer.port, me, deadline);
+    }
+  } catch (...) {
+    ::close(listen_fd);  // admit_ranks closes it from here on
+    throw;
   }
   admit_ranks(listen_fd, world_ - 1 - rank_, rank_);
 }

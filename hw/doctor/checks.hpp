@@ -43,7 +43,8 @@ std::vector<Finding> check_rdma(const ClusterFacts& f);
 // Thunderbolt receptacles linked slower than the fastest in the cluster (macOS).
 std::vector<Finding> check_link_speed(const ClusterFacts& f);
 // Each probed pair against the others (and against `card_gbps` when given):
-// a pair at under half the median bandwidth, or over twice the median latency, is an outlier.
+// a pair at under half the median bandwidth, or over twice the median latency (and 100 us
+// more), is an outlier.
 std::vector<Finding> check_probe(const ClusterFacts& f, const std::vector<PairFigures>& pairs,
                                  std::optional<double> card_gbps);
 // Each host's free memory against the weights of the shard `plan` gives its rank.

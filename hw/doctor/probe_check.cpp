@@ -8,6 +8,9 @@ namespace hw::doctor {
 
 namespace {
 
+// A scheduler hiccup on a busy host adds tens of microseconds to a ping: not a cable's fault.
+constexpr double kLatencyNoiseS = 100e-6;
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
@@ -33,7 +36,7 @@ std::vector<Finding> check_probe(const ClusterFacts& f, const std::vector<PairFi
     std::string problem;
     if (bandwidths[k] < typical_bw / 2)
       problem = fmt::format("{}: under half the pairs' median of {:.0f} MB/s", measured, typical_bw / 1e6);
-    else if (latencies[k] > 2 * typical_lat)
+    else if (latencies[k] > 2 * typical_lat && latencies[k] - typical_lat > kLatencyNoiseS)
       problem = fmt::format("{}: over twice the pairs' median latency of {:.1f} us", measured, typical_lat * 1e6);
     else if (card_gbps && bandwidths[k] * 8 / 1e9 < *card_gbps / 2)
       problem = fmt::format("{}: under half the link card's {:g} Gb/s", measured, *card_gbps);

@@ -152,4 +152,60 @@ TEST_F(DoctorTest, EachHostsFreeMemoryIsCheckedAgainstItsShard) {
   EXPECT_THAT(big.output, HasSubstr("GB of weights"));
 }
 
+#ifdef SOFTRDMA_LIBRARY
+constexpr const char* kSoftRdma = SOFTRDMA_LIBRARY;
+#else
+constexpr const char* kSoftRdma = "";
+#endif
+
+// The mesh's cluster file for "transport": "rdma": rank r reaches rank k through
+// softrdma's device on its veth towards k (rdma_v<k>), or `odd_one` where it names one.
+nlohmann::json rdma_cluster(const hw::NetnsMesh& mesh, int world, const std::string& odd_one = "") {
+  nlohmann::json c = mesh.cluster(5000);
+  c["transport"] = "rdma";
+  for (int r = 0; r < world; ++r) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int k = 0; k < world; ++k)
+      row.push_back(k == r ? nlohmann::json() : nlohmann::json("rdma_v" + std::to_string(k)));
+    if (r == world - 1 && !odd_one.empty()) row[0] = odd_one;
+    c["hosts"][r]["rdma"] = row;
+  }
+  return c;
+}
+
+class DoctorRdmaTest : public DoctorTest {
+ protected:
+  void SetUp() override {
+    DoctorTest::SetUp();
+    if (IsSkipped()) return;
+    if (std::string(kSoftRdma).empty()) SKIP_UNLESS_CI_PROVIDES(true, "softrdma is built only with the verbs headers");
+  }
+
+  testsupport::CliResult rdma_doctor(const hw::NetnsMesh& mesh, const nlohmann::json& cluster) {
+    const std::string file = testsupport::write_json(dir_, "rdma-cluster", cluster);
+    return testsupport::run_cli("doctor --no-probe --cluster " + file + " --exec-prefix '" + mesh.exec_prefix() +
+                                " env LD_PRELOAD=" + kSoftRdma + "' --timeout 60");
+  }
+};
+
+TEST_F(DoctorRdmaTest, SoftrdmaDevicesOnEveryCablePassTheRdmaChecks) {
+  hw::NetnsMesh mesh(3);
+  const auto r = rdma_doctor(mesh, rdma_cluster(mesh, 3));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("PASS rdma       rank 0:rdma_v1 <-> rank 1:rdma_v0: both ACTIVE, GIDs ::ffff:"));
+  EXPECT_THAT(r.output, HasSubstr("PASS rdma       rank 1:rdma_v2 <-> rank 2:rdma_v1"));
+}
+
+TEST_F(DoctorRdmaTest, AnUnequalMtuAndAMisnamedDeviceAreNamed) {
+  hw::NetnsMesh mesh(3);
+  must("ip -n " + mesh.ns(0) + " link set v1 mtu 9000");  // softrdma's active MTU follows the port's
+  const auto r = rdma_doctor(mesh, rdma_cluster(mesh, 3, "rdma_en9"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(
+      r.output,
+      HasSubstr("FAIL rdma       rank 0:rdma_v1 <-> rank 1:rdma_v0: active MTU 4096 at rank 0, 1024 at rank 1"));
+  EXPECT_THAT(r.output, HasSubstr("FAIL rdma       rank 2:rdma_en9: no such RDMA device (ibv_devinfo lists: "));
+  EXPECT_THAT(r.output, HasSubstr("PASS rdma       rank 1:rdma_v2 <-> rank 2:rdma_v1"));
+}
+
 }  // namespace
