@@ -74,6 +74,7 @@ TEST(LaunchOverRdma, ProbeOverRdmaWritesALinkCard) {
   ASSERT_EQ(probe.wait(120), 0) << probe.output();
   const json card = json::parse(testsupport::read_file(dir + "/rdma-lo.json"));
   EXPECT_EQ(card["name"], "rdma-lo") << card.dump(2);
+  EXPECT_EQ(card["frame_bytes"], 4096) << card.dump(2);  // the verbs stride, not Ethernet's 1500
   EXPECT_NE(probe.output().find("0-1"), std::string::npos) << probe.output();
 }
 
