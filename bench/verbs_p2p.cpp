@@ -1,4 +1,5 @@
-// One side of a point-to-point measurement over VerbsRuntime, for
+// One side of a point-to-point measurement over VerbsRuntime (or, with
+// --transport tcp, the TCP transport on the same loopback), for
 // bench/verbs-bench.sh: rank 0 and rank 1 run as two processes joined by a
 // TCP side channel on 127.0.0.1:PORT. `--list` prints the RDMA devices, one a
 // line. Rank 0 prints one result line:
@@ -8,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <memory>
 
 #include "hw/verbs/verbs_api.hpp"
 #include "hw/verbs/verbs_runtime.hpp"
@@ -16,13 +18,14 @@ int run(int argc, char** argv) {
   CLI::App app{"VerbsRuntime point-to-point bandwidth or latency (one rank)"};
   bool list = false;
   int rank = 0, port = 0;
-  std::string device, mode = "lat", qp = "uc";
+  std::string device, mode = "lat", qp = "uc", transport = "verbs";
   std::uint64_t size = 8;
   int iters = 1000;
   std::size_t frame = 4096;
   app.add_flag("--list", list, "print the RDMA devices and exit");
   app.add_option("--rank", rank)->check(CLI::Range(0, 1));
   app.add_option("--port", port, "rank 0's side-channel port on 127.0.0.1");
+  app.add_option("--transport", transport)->check(CLI::IsMember({"verbs", "tcp"}));
   app.add_option("--device", device);
   app.add_option("--mode", mode)->check(CLI::IsMember({"lat", "bw"}));
   app.add_option("--qp", qp)->check(CLI::IsMember({"uc", "rc"}));
@@ -34,8 +37,8 @@ int run(int argc, char** argv) {
     for (const std::string& name : hw::libibverbs().device_names()) fmt::print("{}\n", name);
     return 0;
   }
-  if (port <= 0 || device.empty()) {
-    fmt::print(stderr, "verbs_p2p: --port and --device are required\n");
+  if (port <= 0 || (device.empty() && transport == "verbs")) {
+    fmt::print(stderr, "verbs_p2p: --port and, over verbs, --device are required\n");
     return 2;
   }
 
@@ -46,7 +49,11 @@ int run(int argc, char** argv) {
   verbs.devices[rank].reset();
   verbs.qp_type = qp == "uc" ? hw::QpType::kUC : hw::QpType::kRC;
   verbs.frame_bytes = frame;
-  const auto rt = hw::make_verbs_runtime(rank, 2, tcp, verbs);
+  std::unique_ptr<engine::Runtime> rt;
+  if (transport == "tcp")
+    rt = std::make_unique<hw::TcpRuntime>(rank, 2, tcp);
+  else
+    rt = hw::make_verbs_runtime(rank, 2, tcp, verbs);
   const int peer = 1 - rank;
   const engine::Payload message = engine::Payload::of(std::vector<std::byte>(size, std::byte{0x5a}));
   const double timeout = 30;

@@ -1,7 +1,6 @@
 // meshinfer launch: starts every rank of a real run (local processes, or over
 // ssh from a hostfile) and exits with rank 0's status.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -21,7 +20,7 @@ namespace cli {
 namespace {
 
 struct LaunchOptions {
-  std::string scenario, hostfile, exec_prefix, out;
+  std::string scenario, hostfile, exec_prefix, out, rdma_device;
   int local = 0;
   std::vector<std::string> cards;
   double timeout_s = 600;
@@ -43,7 +42,7 @@ int launch(const LaunchOptions& o) {
   if (o.local > 0) {
     std::filesystem::create_directories(out);
     cluster_file = out + "/cluster.json";
-    std::ofstream(cluster_file) << hw::local_cluster_json(o.local, hw::free_port_pair());
+    std::ofstream(cluster_file) << hw::local_cluster_json(o.local, hw::free_port_pair(), o.rdma_device);
   }
   const hw::ClusterSpec cluster = hw::load_cluster(cluster_file);
   if (cluster.world() != static_cast<int>(l.scenario.nodes.size()))
@@ -80,6 +79,9 @@ void add_launch_command(CLI::App& app, int& status) {
       cmd->add_option("--hostfile", o->hostfile, "cluster file (MLX hostfile): one rank per host, over ssh");
   local->excludes(hostfile);
   hostfile->excludes(local);
+  cmd->add_option("--rdma-device", o->rdma_device,
+                  "with --local: over the rdma transport, every pair on this device (rdma_lo with softrdma preloaded)")
+      ->needs(local);
   cmd->add_option("--exec-prefix", o->exec_prefix,
                   "instead of ssh, start each rank under this command ({rank}, {host} replaced), "
                   "e.g. 'ip netns exec mesh{rank}'");

@@ -101,10 +101,17 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
 
 ClusterSpec load_cluster(const std::string& path) { return parse_cluster(engine::read_text_file(path), path); }
 
-std::string local_cluster_json(int n, int port) {
+std::string local_cluster_json(int n, int port, const std::string& rdma_device) {
   json hosts = json::array();
-  for (int r = 0; r < n; ++r) hosts.push_back({{"ssh", "localhost"}, {"ips", {"127.0.0.1"}}});
-  return json{{"transport", "tcp"}, {"port", port}, {"hosts", hosts}}.dump(2) + "\n";
+  for (int r = 0; r < n; ++r) {
+    hosts.push_back({{"ssh", "localhost"}, {"ips", {"127.0.0.1"}}});
+    if (rdma_device.empty()) continue;
+    json row = json::array();
+    for (int k = 0; k < n; ++k) row.push_back(k == r ? json(nullptr) : json(rdma_device));
+    hosts.back()["rdma"] = row;
+  }
+  const std::string transport = rdma_device.empty() ? "tcp" : "rdma";
+  return json{{"transport", transport}, {"port", port}, {"hosts", hosts}}.dump(2) + "\n";
 }
 
 }  // namespace hw

@@ -40,7 +40,9 @@ struct ClusterSpec {
 ClusterSpec load_cluster(const std::string& path);
 // The same from text; `file` names it in errors.
 ClusterSpec parse_cluster(const std::string& text, const std::string& file);
-// The cluster file for `n` ranks on 127.0.0.1, coordinator at `port`.
-std::string local_cluster_json(int n, int port);
+// The cluster file for `n` ranks on 127.0.0.1, coordinator at `port`: over
+// TCP, or over the rdma transport with every pair on `rdma_device` when given
+// (rdma_lo under softrdma, a Soft-RoCE rxe0 on loopback's address...).
+std::string local_cluster_json(int n, int port, const std::string& rdma_device = "");
 
 }  // namespace hw

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <utility>
 
 namespace softrdma {
 
@@ -41,6 +42,30 @@ Config read_environment() {
 const Config& config() {
   static const Config c = read_environment();
   return c;
+}
+
+bool read_wire_faults(WireFaults* faults) {
+  *faults = WireFaults{};
+  for (auto [name, rate] :
+       {std::pair{"SOFTRDMA_LOSS", &faults->loss}, std::pair{"SOFTRDMA_REORDER", &faults->reorder}}) {
+    const char* v = std::getenv(name);
+    if (!v) continue;
+    char* end = nullptr;
+    *rate = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !(*rate >= 0 && *rate <= 1)) {
+      std::fprintf(stderr, "softrdma: %s=%s: want a probability from 0 to 1\n", name, v);
+      return false;
+    }
+  }
+  if (const char* v = std::getenv("SOFTRDMA_SEED")) {
+    char* end = nullptr;
+    faults->seed = std::strtoull(v, &end, 10);
+    if (end == v || *end != '\0') {
+      std::fprintf(stderr, "softrdma: SOFTRDMA_SEED=%s: want an unsigned integer\n", v);
+      return false;
+    }
+  }
+  return true;
 }
 
 int refuse(const char* call, int err, const std::string& why) {

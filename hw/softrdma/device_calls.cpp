@@ -146,7 +146,14 @@ SOFTRDMA_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
     errno = ENODEV;
     return nullptr;
   }
+  WireFaults faults;
+  if (!read_wire_faults(&faults)) {
+    errno = EINVAL;
+    return nullptr;
+  }
   auto* ctx = new Context;
+  ctx->faults = faults;
+  ctx->rng.seed(faults.seed);
   std::memset(&ctx->base, 0, sizeof ctx->base);
   ctx->device = d;
   ctx->addr = i->addr;

@@ -14,9 +14,12 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "hw/softrdma/config.hpp"
 
 namespace softrdma {
 
@@ -47,6 +50,9 @@ struct Context {
   std::uint32_t next_key = 1;
   std::thread receiver;
   std::atomic<bool> stopping{false};
+  WireFaults faults;     // loss and reordering of outgoing packets
+  std::mutex faults_mu;  // guards rng and every QP's held packet
+  std::mt19937_64 rng;
   bool failed = false;  // the stack failure reached this context
 };
 
@@ -91,6 +97,7 @@ struct Qp {
   std::uint32_t dest_qpn = 0, rq_psn = 0, sq_psn = 0;
   ibv_ah_attr ah{};
   sockaddr_in remote{};
+  std::vector<std::byte> held;  // a packet held back by SOFTRDMA_REORDER, sent after the next one
   // Receive side: posted WQEs and the message being reassembled into the head one.
   std::deque<RecvWqe> rq;
   bool in_message = false;

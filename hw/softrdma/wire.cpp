@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <random>
 
 #include "hw/softrdma/internal.hpp"
 #include "hw/softrdma/stack_failure.hpp"
@@ -133,6 +134,28 @@ void receive_loop(Context& ctx) {
   }
 }
 
+// SOFTRDMA_LOSS and SOFTRDMA_REORDER: each packet may be lost, or held back
+// (one per QP at a time) and sent right after the QP's next packet.
+void send_with_faults(Context& ctx, Qp& qp, mmsghdr* msgs, int batch) {
+  std::lock_guard lock(ctx.faults_mu);
+  std::uniform_real_distribution<double> chance(0, 1);
+  for (int i = 0; i < batch; ++i) {
+    if (chance(ctx.rng) < ctx.faults.loss) continue;
+    const msghdr& m = msgs[i].msg_hdr;
+    if (qp.held.empty() && chance(ctx.rng) < ctx.faults.reorder) {
+      for (std::size_t v = 0; v < m.msg_iovlen; ++v) {
+        const auto* from = static_cast<const std::byte*>(m.msg_iov[v].iov_base);
+        qp.held.insert(qp.held.end(), from, from + m.msg_iov[v].iov_len);
+      }
+      continue;
+    }
+    (void)sendmsg(ctx.sock, &m, 0);  // a packet the kernel refuses is lost, as on a dead link
+    if (qp.held.empty()) continue;
+    (void)sendto(ctx.sock, qp.held.data(), qp.held.size(), 0, static_cast<const sockaddr*>(m.msg_name), m.msg_namelen);
+    qp.held.clear();
+  }
+}
+
 }  // namespace
 
 int send_packets(Context& ctx, Qp& qp, std::span<const std::byte> message, std::uint32_t first_psn) {
@@ -158,6 +181,10 @@ int send_packets(Context& ctx, Qp& qp, std::span<const std::byte> message, std::
       msgs[i].msg_hdr.msg_namelen = sizeof qp.remote;
       msgs[i].msg_hdr.msg_iov = iov[i];
       msgs[i].msg_hdr.msg_iovlen = 2;
+    }
+    if (ctx.faults.any()) {
+      send_with_faults(ctx, qp, msgs, batch);
+      continue;
     }
     for (int sent = 0; sent < batch;) {
       const int n = sendmmsg(ctx.sock, msgs + sent, static_cast<unsigned>(batch - sent), 0);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <string>
 
 #include "hw/verbs/verbs_endpoint.hpp"
@@ -26,19 +27,31 @@ const char* port_state_name(ibv_port_state s) {
   }
 }
 
-// The IPv4-mapped GID of `c.port`, published once the interface has an IPv4 address.
+// The IPv4-mapped GID of `c.port`, published once the interface has an IPv4
+// address: a RoCE v2 one where the library tells GID types apart (rxe lists a
+// RoCE v1 twin first), else the first. Its index goes into ibv_global_route's
+// 8-bit sgid_index, so a larger one is refused rather than cut.
 void find_ipv4_gid(VerbsApi& api, ibv_context* context, const ibv_port_attr& attr, PortChoice& c) {
-  for (int i = 0; i < attr.gid_tbl_len; ++i) {
+  for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(std::max(attr.gid_tbl_len, 0)); ++i) {
     ibv_gid gid{};
-    if (api.query_gid(context, c.port, i, &gid) != 0) continue;
-    std::copy(std::begin(gid.raw), std::end(gid.raw), c.gid.begin());
-    if (is_ipv4_mapped(c.gid)) {
-      c.gid_index = i;
-      return;
-    }
+    bool roce_v2 = false;
+    const int err = api.query_gid_ex(context, c.port, i, &gid, &roce_v2);
+    const bool typed = err == 0;
+    if (err == EOPNOTSUPP ? api.query_gid(context, c.port, static_cast<int>(i), &gid) != 0 : !typed) continue;
+    std::array<std::uint8_t, 16> raw;
+    std::copy(std::begin(gid.raw), std::end(gid.raw), raw.begin());
+    if (!is_ipv4_mapped(raw) || (c.gid_index >= 0 && !(typed && roce_v2))) continue;
+    if (i > 255 && c.gid_index >= 0) return;  // keep the RoCE v1 one found below 256
+    if (i > 255)
+      throw std::runtime_error(fmt::format("port {}: GID {} is at index {}, beyond the 8 bits of sgid_index", c.port,
+                                           gid_to_string(raw), i));
+    c.gid_index = static_cast<int>(i);
+    c.gid = raw;
+    if (!typed || roce_v2) return;  // else a RoCE v2 twin may follow
   }
-  throw std::runtime_error(
-      fmt::format("port {} has no IPv4-mapped GID yet: give its interface an IPv4 address", c.port));
+  if (c.gid_index < 0)
+    throw std::runtime_error(
+        fmt::format("port {} has no IPv4-mapped GID yet: give its interface an IPv4 address", c.port));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "hw/verbs/verbs_api.hpp"
 
+#include <cerrno>
 #include <memory>
 
 namespace hw {
@@ -32,6 +33,18 @@ class Libibverbs final : public VerbsApi {
   int query_port(ibv_context* c, std::uint8_t port, ibv_port_attr* a) override { return ibv_query_port(c, port, a); }
   int query_gid(ibv_context* c, std::uint8_t port, int index, ibv_gid* g) override {
     return ibv_query_gid(c, port, index, g);
+  }
+  int query_gid_ex(ibv_context* c, std::uint8_t port, std::uint32_t index, ibv_gid* g, bool* roce_v2) override {
+#ifdef MESHINFER_HAVE_QUERY_GID_EX
+    ibv_gid_entry entry{};
+    if (const int err = ibv_query_gid_ex(c, port, index, &entry, 0)) return err;
+    *g = entry.gid;
+    *roce_v2 = entry.gid_type == IBV_GID_TYPE_ROCE_V2;
+    return 0;
+#else
+    (void)c, (void)port, (void)index, (void)g, (void)roce_v2;
+    return EOPNOTSUPP;  // rdma-core before v32, or a library without it
+#endif
   }
   ibv_pd* alloc_pd(ibv_context* c) override { return ibv_alloc_pd(c); }
   int dealloc_pd(ibv_pd* pd) override { return ibv_dealloc_pd(pd); }

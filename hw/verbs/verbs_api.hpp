@@ -6,6 +6,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ class VerbsApi {
   virtual int query_device(ibv_context* context, ibv_device_attr* attr) = 0;
   virtual int query_port(ibv_context* context, std::uint8_t port, ibv_port_attr* attr) = 0;
   virtual int query_gid(ibv_context* context, std::uint8_t port, int index, ibv_gid* gid) = 0;
+  // ibv_query_gid_ex: the GID at `index` and whether it is RoCE v2. Returns 0, an
+  // errno (ENODATA: an empty entry), or EOPNOTSUPP where the library lacks the call.
+  virtual int query_gid_ex(ibv_context* context, std::uint8_t port, std::uint32_t index, ibv_gid* gid,
+                           bool* roce_v2) = 0;
   virtual ibv_pd* alloc_pd(ibv_context* context) = 0;
   virtual int dealloc_pd(ibv_pd* pd) = 0;
   // nullptr where the device has no completion channels: callers then poll.

@@ -1,11 +1,14 @@
 // Credit-based flow control for one peer, so a SEND never outruns a posted
-// RECV. A credit is one receive slot (one frame) the peer has posted for us.
-// Every frame, data or credit-only, uses a slot; the receiver reposts it and
-// owes it back, returned in the header of its next frame to that peer.
-// One credit stays reserved for a credit-only frame, so two peers that both
-// ran out can always pay each other back; a credit-only frame is sent only
-// for two or more owed slots, so two idle peers do not return each other's
-// credit frames forever.
+// RECV and a receiver that reads nothing stops its sender. A credit is one
+// receive slot (one frame) the peer has posted for us. The receiver reposts a
+// slot at once (the frame is copied out) but owes it back only once the frame
+// is consumed: at once for a credit-only frame or a frame of a message under
+// way, and for the frame that completes a message when recv() takes that
+// message. So at most depth - 1 unread messages wait per peer. What is owed
+// goes back in the header of the next frame to that peer. One credit stays
+// reserved for a credit-only frame, sent when half the window is owed or when
+// the peer has no credit left for data; never for one owed slot alone, so two
+// idle peers do not return each other's credit frames forever.
 #pragma once
 
 #include <algorithm>
@@ -22,8 +25,12 @@ class CreditWindow {
   }
 
   bool can_send_data() const { return credits_ > 1; }
-  // Half the window (at least two slots) is owed: worth a frame of its own.
-  bool should_return_credits() const { return owed_ >= std::max(2u, (depth_ + 1) / 2) && credits_ > 0; }
+  // Half the window (at least two slots) is owed, or the peer, holding only
+  // the slots neither owed nor unread, has none left for data.
+  bool should_return_credits() const {
+    if (owed_ == 0 || credits_ == 0) return false;
+    return owed_ >= std::max(2u, (depth_ + 1) / 2) || owed_ + unread_ >= depth_ - 1;
+  }
 
   // Spends one credit on a frame; returns the credits that frame gives back.
   // REQUIRES: can_send_data(), or should_return_credits() for a credit-only frame.
@@ -35,20 +42,29 @@ class CreditWindow {
     return grant;
   }
 
-  // A frame from the peer arrived (its slot reposted) carrying `granted` credits.
+  // A frame from the peer arrived (its slot reposted) carrying `granted`
+  // credits; it stays unread until consume().
   void on_frame(std::uint32_t granted) {
     if (granted > depth_ - credits_) throw std::runtime_error("peer returned more credits than it was given");
     credits_ += granted;
+    ++unread_;
+  }
+  // One arrived frame was consumed: its slot is owed back. REQUIRES: unread() > 0.
+  void consume() {
+    if (unread_ == 0) throw std::logic_error("consumed a frame that never arrived");
+    --unread_;
     ++owed_;
   }
 
   std::uint32_t credits() const { return credits_; }
   std::uint32_t owed() const { return owed_; }
+  std::uint32_t unread() const { return unread_; }
 
  private:
   std::uint32_t depth_;
   std::uint32_t credits_;
   std::uint32_t owed_ = 0;
+  std::uint32_t unread_ = 0;
 };
 
 }  // namespace hw

@@ -102,7 +102,10 @@ engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
     } catch (const engine::Timeout&) {
     }
   }
-  return take_after_wait(inbox_, peers_.at(src), src, tag, timeout_s);
+  engine::Payload message = take_after_wait(inbox_, peers_.at(src), src, tag, timeout_s);
+  peers_[src].credits.consume();
+  if (live(src)) step(src);  // the credit goes back now if the peer waits for it
+  return message;
 }
 
 void VerbsRuntime::progress(Clock::time_point until, int src, int tag) {
@@ -155,7 +158,9 @@ void VerbsRuntime::on_frame(int peer, std::span<const std::byte> frame) {
   Peer& p = peers_[peer];
   const FrameHeader h = read_frame_header(frame);
   p.credits.on_frame(h.credits);
-  if (auto message = p.assembler.accept(h, frame)) inbox_.put(peer, message->first, std::move(message->second));
+  auto message = p.assembler.accept(h, frame);
+  if (!message) return p.credits.consume();                      // copied into the message under way, or only credits
+  inbox_.put(peer, message->first, std::move(message->second));  // its slot is owed once recv() takes it
 }
 
 bool VerbsRuntime::push(int peer) {

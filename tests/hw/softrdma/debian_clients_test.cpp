@@ -8,18 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "softrdma_fixture.hpp"
 #include "support/child_process.hpp"
 
 namespace {
 
+using softrdma_test::preloaded;
 using testsupport::ChildProcess;
-
-// argv run under `env` with softrdma preloaded and `settings` (NAME=VALUE) set.
-std::vector<std::string> preloaded(std::vector<std::string> settings, const std::vector<std::string>& argv) {
-  settings.insert(settings.begin(), {"/usr/bin/env", std::string("LD_PRELOAD=") + SOFTRDMA_LIBRARY});
-  settings.insert(settings.end(), argv.begin(), argv.end());
-  return settings;
-}
 
 // A TCP port free right now, for ibv_uc_pingpong's side channel.
 std::string free_port() {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "softrdma_fixture.hpp"
 #include "support/child_process.hpp"
 #include "support/cli_runner.hpp"
 
@@ -22,10 +23,8 @@ struct Check {
 
 Check rdma_check(const std::vector<std::string>& settings, const std::string& name) {
   const std::string json = testsupport::fresh_dir(name) + "/rdma-check.json";
-  std::vector<std::string> argv = {"/usr/bin/env", std::string("LD_PRELOAD=") + SOFTRDMA_LIBRARY};
-  argv.insert(argv.end(), settings.begin(), settings.end());
-  argv.insert(argv.end(), {MESHINFER_BINARY, "rdma-check", "--device", "rdma_lo", "--json", json});
-  testsupport::ChildProcess p(argv);
+  testsupport::ChildProcess p(
+      softrdma_test::preloaded(settings, {MESHINFER_BINARY, "rdma-check", "--device", "rdma_lo", "--json", json}));
   Check c;
   c.exit_code = p.wait(120);
   c.output = p.output();

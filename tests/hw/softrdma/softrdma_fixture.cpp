@@ -6,6 +6,12 @@
 
 namespace softrdma_test {
 
+std::vector<std::string> preloaded(std::vector<std::string> settings, const std::vector<std::string>& argv) {
+  settings.insert(settings.begin(), {"/usr/bin/env", std::string("LD_PRELOAD=") + SOFTRDMA_LIBRARY});
+  settings.insert(settings.end(), argv.begin(), argv.end());
+  return settings;
+}
+
 void open_end(End& e) {
   int n = 0;
   ibv_device** list = ibv_get_device_list(&n);

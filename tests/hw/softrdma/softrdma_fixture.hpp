@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace softrdma_test {
@@ -20,6 +21,9 @@ struct End {
   ibv_mr* mr = nullptr;
   std::vector<std::byte> buf = std::vector<std::byte>(1 << 20);
 };
+
+// `argv` run under `env` with softrdma preloaded and `settings` (NAME=VALUE) set.
+std::vector<std::string> preloaded(std::vector<std::string> settings, const std::vector<std::string>& argv);
 
 // Opens rdma_lo and creates PD, CQ, a UC QP in RESET and a 1 MiB MR on `e`.
 void open_end(End& e);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <deque>
 #include <map>
 
@@ -45,6 +46,9 @@ class Recorder : public hw::VerbsApi {
   std::vector<std::string> devices{"rdma_en2", "rdma_en3"};
   ibv_port_state port2_state = IBV_PORT_ACTIVE;
   bool has_ipv4_gid = true;
+  bool typed_gids = true;  // the library has ibv_query_gid_ex
+  std::uint32_t ipv4_v1_index = 1, ipv4_v2_index = 2;
+  int gid_table_len = 3;
   std::deque<ibv_wc> completions;  // what poll_cq hands out
   std::vector<std::uint64_t> posted_recv_ids;
 
@@ -62,14 +66,27 @@ class Recorder : public hw::VerbsApi {
     a->state = port == 2 ? port2_state : IBV_PORT_DOWN;
     a->active_mtu = IBV_MTU_4096;
     a->lid = 0;
-    a->gid_tbl_len = 3;
+    a->gid_tbl_len = gid_table_len;
     return log(fmt::format("query_port {}", port));
   }
+  // As rxe lists them: link-local, then the IPv4-mapped GID as RoCE v1 and as RoCE v2.
+  ibv_gid gid_at(std::uint32_t index) const {
+    ibv_gid g{};
+    if (index == 0) g.raw[0] = 0xfe, g.raw[1] = 0x80, g.raw[15] = 1;
+    if ((index == ipv4_v1_index || index == ipv4_v2_index) && has_ipv4_gid)
+      g.raw[10] = g.raw[11] = 0xff, g.raw[12] = 10, g.raw[15] = 2;
+    return g;
+  }
   int query_gid(ibv_context*, std::uint8_t port, int index, ibv_gid* g) override {
-    *g = ibv_gid{};
-    if (index == 0) g->raw[0] = 0xfe, g->raw[1] = 0x80, g->raw[15] = 1;  // link-local first
-    if (index == 2 && has_ipv4_gid) g->raw[10] = g->raw[11] = 0xff, g->raw[12] = 10, g->raw[15] = 2;
+    *g = gid_at(static_cast<std::uint32_t>(index));
     return log(fmt::format("query_gid {} {}", port, index));
+  }
+  int query_gid_ex(ibv_context*, std::uint8_t port, std::uint32_t index, ibv_gid* g, bool* roce_v2) override {
+    log(fmt::format("query_gid_ex {} {}", port, index));
+    if (!typed_gids) return EOPNOTSUPP;
+    *g = gid_at(index);
+    *roce_v2 = index != ipv4_v1_index;
+    return 0;
   }
   ibv_pd* alloc_pd(ibv_context*) override { return log("alloc_pd"), &pd_; }
   int dealloc_pd(ibv_pd*) override { return log("dealloc_pd"); }
@@ -173,9 +190,9 @@ TEST(VerbsLink, SetsUpConnectsAndTearsDownInTheVerbsOrder) {
                                           "query_device",
                                           "query_port 1",
                                           "query_port 2",  // port 1 is down: not assumed
-                                          "query_gid 2 0",
-                                          "query_gid 2 1",
-                                          "query_gid 2 2",
+                                          "query_gid_ex 2 0",
+                                          "query_gid_ex 2 1",
+                                          "query_gid_ex 2 2",
                                           "alloc_pd",
                                           "reg_mr",
                                           "create_comp_channel",
@@ -215,6 +232,29 @@ TEST(VerbsLink, UsesTheActivePortTheIpv4GidAndThePeersEndpoint) {
   EXPECT_FALSE(api.mr_access & IBV_ACCESS_REMOTE_WRITE);  // SEND/RECV needs no peer writing here
   EXPECT_EQ(api.qp_init.cap.max_recv_wr, 4u);             // queue depth counts frames
   EXPECT_EQ(api.qp_init.sq_sig_all, 1);                   // every send completion is checked
+}
+
+TEST(VerbsLink, TakesTheRoceV2GidOverItsRoceV1Twin) {
+  Recorder api;  // ::ffff:10.0.0.2 at 1 as RoCE v1, at 2 as RoCE v2
+  hw::VerbsLink(api, "rdma_en3", "r", options(), 1).connect(remote());
+  EXPECT_EQ(api.attrs["RTR"].ah_attr.grh.sgid_index, 2);
+}
+
+TEST(VerbsLink, TakesTheFirstIpv4GidWhereTheLibraryHasNoGidTypes) {
+  Recorder api;
+  api.typed_gids = false;
+  hw::VerbsLink(api, "rdma_en3", "r", options(), 1).connect(remote());
+  EXPECT_EQ(api.attrs["RTR"].ah_attr.grh.sgid_index, 1);
+  EXPECT_NE(std::find(api.calls.begin(), api.calls.end(), "query_gid 2 1"), api.calls.end());
+}
+
+TEST(VerbsLink, AGidIndexBeyondEightBitsIsRefusedNotCut) {
+  Recorder api;
+  api.gid_table_len = 300;
+  api.ipv4_v1_index = api.ipv4_v2_index = 258;  // 258 would become 2 in sgid_index's 8 bits
+  const std::string e = link_error(api, "rdma_en3");
+  EXPECT_NE(e.find("at index 258, beyond the 8 bits of sgid_index"), std::string::npos) << e;
+  EXPECT_EQ(api.calls.back(), "close_device");
 }
 
 TEST(VerbsLink, ConnectsAtTheSmallerOfTheTwoPortsMtus) {
