@@ -40,6 +40,14 @@ void remove_leftovers() {
   }
 }
 
+// A veth's operational state (IFF_RUNNING, which an RDMA port's state follows)
+// turns UP up to a second after both ends are set up: the kernel's link watch
+// is rate-limited. A mesh is handed out only once every port is running.
+void wait_until_running(const std::string& ns) {
+  run_shell_or_throw("for i in $(seq 250); do ip -n " + ns +
+                     " -o link show type veth | grep -qv 'state UP' || exit 0; sleep 0.02; done; exit 1");
+}
+
 }  // namespace
 
 std::string cable_tbf(double rate_bps) {
@@ -77,6 +85,7 @@ NetnsMesh::NetnsMesh(int n, const std::string& tbf) : n_(n), prefix_(kNamePrefix
         if (!tbf.empty()) shape_link(a, b, tbf);
       }
     }
+    for (int r = 0; r < n; ++r) wait_until_running(ns(r));
   } catch (...) {
     teardown();  // no destructor runs for a constructor that threw
     throw;
