@@ -1,8 +1,12 @@
-// Chaos campaigns as CI runs them: random fault schedules reproducible from
-// the seed alone, and not one invariant violated.
+// Chaos campaigns as CI runs them, on every recovery policy: random fault
+// schedules reproducible from the seed alone, judged by the invariants and
+// the oracle.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 #include "support/cli_runner.hpp"
 
@@ -13,17 +17,60 @@ using testsupport::run_cli;
 
 const std::string kScenarios = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/";
 
-TEST(Chaos, ThreeHundredSeedsOnTheDefaultScenarioViolateNoInvariant) {
-  const std::string out = testsupport::fresh_dir("chaos-campaign") + "/campaign.json";
+// One scenario per recovery policy, 300 seeds each, every fault kind.
+struct PolicyCampaign {
+  std::string policy, scenario;
+  // Kinds whose seeds the oracle still flags: open findings of issue 14 (see
+  // its note), each replayable from the campaign's printed schedule. Seeds
+  // drawing one of them are held to the invariants only.
+  std::set<std::string> known_findings;
+};
+
+class EveryPolicy : public testing::TestWithParam<PolicyCampaign> {};
+
+TEST_P(EveryPolicy, ThreeHundredSeedsNeverCrashBreakNoInvariantAndSatisfyTheOracle) {
+  const PolicyCampaign& c = GetParam();
+  const std::string out = testsupport::fresh_dir("chaos-" + c.policy) + "/campaign.json";
   const auto r =
-      run_cli("chaos " + kScenarios + "default.json --seeds 1..300 --requests 2 --output-tokens 16 --out " + out);
-  EXPECT_EQ(r.exit_code, 0) << r.output;
+      run_cli("chaos " + kScenarios + c.scenario + " --seeds 1..300 --requests 2 --output-tokens 16 --out " + out);
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;  // 1: some seed broke an invariant
   const auto campaign = nlohmann::json::parse(read_file(out));
-  EXPECT_EQ(campaign["seeds_run"], 300);
-  EXPECT_TRUE(campaign["violations"].empty()) << campaign["violations"].dump();
-  // Under fail-stop, faults do fail requests, each with its cause.
-  EXPECT_FALSE(campaign["failed_by_cause"].empty());
+  ASSERT_EQ(campaign["seeds_run"], 300);
+  int judged = 0;
+  for (const auto& run : campaign["runs"]) {
+    const std::string replay = "seed " + run["seed"].dump() + ", faults " + run["schedule"].dump();
+    ASSERT_FALSE(run.contains("crashed")) << replay << ": " << run["crashed"];
+    EXPECT_TRUE(run["invariants"].empty()) << replay << ": " << run["invariants"];
+    const bool known = std::any_of(run["schedule"].begin(), run["schedule"].end(),
+                                   [&](const auto& f) { return c.known_findings.count(f["kind"]) > 0; });
+    if (known) continue;
+    ++judged;
+    EXPECT_TRUE(run["oracle"].empty()) << replay << ": " << run["oracle"];
+  }
+  EXPECT_GT(judged, 100) << "the oracle must judge most seeds";
+  // Faults do fail requests (fail-stop) or are recovered from (the others).
+  if (c.policy == "fail-stop")
+    EXPECT_FALSE(campaign["failed_by_cause"].empty());
+  else
+    EXPECT_GT(campaign["recoveries"].get<int>(), 0);
 }
+
+// Short cable outages lose a collective's message, and the step then waits
+// out its 30 s progress timeout (every policy); reroute and fallback take a
+// node cut off by cables for a crashed one; fallback fails over the
+// secondary network after one cable.
+INSTANTIATE_TEST_SUITE_P(
+    Chaos, EveryPolicy,
+    testing::Values(PolicyCampaign{"fail-stop", "default.json", {"link-down", "link-flap"}},
+                    PolicyCampaign{"replan", "ci/node-crash-replan.json", {"link-down", "link-flap"}},
+                    PolicyCampaign{"reroute", "ci/link-down-reroute.json", {"link-down", "link-flap"}},
+                    PolicyCampaign{
+                        "fallback", "ci/rdma-failure-fallback.json", {"link-down", "link-flap", "rdma-stack-failure"}}),
+    [](const auto& info) {
+      std::string name = info.param.policy;
+      std::erase(name, '-');
+      return name;
+    });
 
 TEST(Chaos, ASeedReplaysExactlyAndRecoversUnderReplan) {
   const std::string dir = testsupport::fresh_dir("chaos-replay");
