@@ -5,11 +5,13 @@
 
 #include "engine/executor.hpp"
 #include "engine/model_math.hpp"
+#include "engine/oracle.hpp"
 #include "engine/planner.hpp"
 #include "engine/report/report.hpp"
 #include "engine/stack_card.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
+#include "support/cli_runner.hpp"
 
 namespace {
 
@@ -393,6 +395,56 @@ TEST(Faults, OverlappingHangsEndWhenTheLastOneDoes) {
       EXPECT_DOUBLE_EQ(e["t_s"].get<double>(), 4.0);
     }
   EXPECT_EQ(resumed, 1);
+}
+
+}  // namespace
+
+namespace {
+
+// What `meshinfer chaos FILE --seeds SEED..SEED --requests 2 --output-tokens 16`
+// runs for SEED, from the fault schedule the campaign printed for it.
+engine::Scenario chaos_seed(const std::string& file, unsigned long long seed, const std::string& faults) {
+  json j = json::parse(testsupport::read_file(kCi + file));
+  j["faults"] = json::parse(faults);
+  engine::Scenario s = engine::parse_scenario(j.dump(), kCi + file, Catalog::builtin());
+  s.seed = seed;
+  s.workload.requests = 2;
+  s.workload.output_tokens = fixed(16);
+  return s;
+}
+
+// The report, checked by the invariants and by the oracle, which knows only the schedule.
+json simulate_and_judge(const engine::Scenario& s) {
+  const json report = simulate(s);  // throws when the simulation itself died
+  EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
+  const auto verdicts = engine::judge_run(s, Catalog::builtin(), report);
+  EXPECT_TRUE(verdicts.empty()) << json(verdicts).dump() << "\nevents: " << report["events"].dump();
+  return report;
+}
+
+// Chaos seed 244: m2 died while m4's messages to it went through a relay
+// (their cable had been down); the relay forwarded one to the dead host and
+// SimGrid aborted the whole run (CommImpl::start asserts both ends are on).
+TEST(Faults, ARelayDropsWhatItHoldsForANodeThatDiedInsteadOfAbortingTheRun) {
+  const json report = simulate_and_judge(
+      chaos_seed("link-down-reroute.json", 244,
+                 R"([{"at_s":0.3275228194885649,"kind":"link-down","target":"m2-m4","duration_s":0.30070900532374323},
+          {"at_s":0.9694651545292315,"kind":"node-crash","target":"m2"}])"));
+  EXPECT_TRUE(has_event(report, "recovered", "rerouted m2-m4 through"));
+  expect_all(report, "failed", "m2 is down (a detour only replaces a cable)");
+}
+
+// Chaos seed 259: the coordinator hung, m2 restarted (off for its boot), and
+// a detour to m2 set up meanwhile forwarded to the host while it was off:
+// the same abort.
+TEST(Faults, ADetourToANodeThatIsRebootingDoesNotAbortTheRun) {
+  const json report = simulate_and_judge(
+      chaos_seed("link-down-reroute.json", 259,
+                 R"([{"at_s":0.5435410134161238,"kind":"node-hang","target":"m1","duration_s":0.4418268743181414},
+          {"at_s":0.845661582621519,"kind":"link-down","target":"m1-m3","duration_s":0.17455653362818357},
+          {"at_s":0.8992865234977535,"kind":"node-restart","target":"m2"}])"));
+  EXPECT_TRUE(has_event(report, "recovered", "rerouted m1-m2 through"));
+  EXPECT_TRUE(has_event(report, "instance-failed", "is down (a detour only replaces a cable)"));
 }
 
 }  // namespace
