@@ -17,8 +17,9 @@ class Liveness {
   Liveness(const Liveness&) = delete;
   Liveness& operator=(const Liveness&) = delete;
 
-  // `ages`: how long ago `peer` last heard each node (its gossip), when known.
-  void heard(int peer, double now, int epoch, const std::vector<float>& ages = {});
+  // `ages`: how long ago `peer` last heard each node (its gossip), when known;
+  // `waited_s`: how long its engine had been waiting in a receive (negative: it was not).
+  void heard(int peer, double now, int epoch, const std::vector<float>& ages = {}, double waited_s = -1);
   // The local heartbeat loop ran at `now`. After a gap (this node was frozen),
   // silence is only counted from the moment it listens again.
   void beat(double now);
@@ -34,6 +35,10 @@ class Liveness {
   bool down(int peer, double now, int self) const;
   // What this node's heartbeats gossip: how long ago it heard each node.
   std::vector<float> ages(double now) const;
+  // This node's engine waits in a receive since `since` (negative: it does not).
+  void set_waiting_since(double since);
+  // How long this node's engine has waited in its receive (negative: it does not wait).
+  double waited(double now) const;
   // Messages to `peer` now go through `relay`: the heartbeat loop follows,
   // and the peer gets a fresh timeout to be heard through the detour.
   void set_relay(int peer, int relay, double now);
@@ -62,6 +67,8 @@ class Liveness {
   std::vector<double> last_heard_;
   std::vector<std::vector<double>> heard_by_;  // [m][q]: when m last heard q, by m's gossip
   std::vector<int> relay_;                     // per peer: the relay of its detour, or -1
+  std::vector<double> waited_;                 // per peer: its wait in a receive by that heartbeat, or -1
+  double waiting_since_ = -1;
   double last_beat_ = 0, listening_since_ = 0;
   const double heartbeat_s_, timeout_s_;
   std::atomic<int> epoch_ = 0;
