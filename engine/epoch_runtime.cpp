@@ -55,6 +55,9 @@ void EpochRuntime::check_cluster() {
     } catch (const Timeout&) {
     }
   }
+  if (m_.stalled(members_, physical_.rank(), epoch_, now()))
+    throw MessageLost(fmt::format("every member has waited on another for over {} s, none silent: a message was lost",
+                                  m_.timeout_s()));
 }
 
 Payload ControlMessage::encode() const {

@@ -12,6 +12,7 @@ Liveness::Liveness(int world, double heartbeat_s, double timeout_s)
     : last_heard_(world, 0.0),
       heard_by_(world, std::vector<double>(world, 0.0)),
       relay_(world, -1),
+      epoch_of_(world, 0),
       waited_(world, -1),
       heartbeat_s_(heartbeat_s),
       timeout_s_(timeout_s) {}
@@ -19,6 +20,7 @@ Liveness::Liveness(int world, double heartbeat_s, double timeout_s)
 void Liveness::heard(int peer, double now, int epoch, const std::vector<float>& ages, double waited_s) {
   std::lock_guard lock(mu_);
   last_heard_.at(peer) = now;
+  epoch_of_[peer] = epoch;
   waited_[peer] = waited_s;
   if (peer == 0 && epoch > coordinator_epoch_) coordinator_epoch_ = epoch;
   for (std::size_t q = 0; q < ages.size() && q < heard_by_.size(); ++q) heard_by_[peer][q] = now - ages[q];
@@ -62,6 +64,14 @@ void Liveness::set_waiting_since(double since) {
 double Liveness::waited(double now) const {
   std::lock_guard lock(mu_);
   return waiting_since_ < 0 ? -1 : now - waiting_since_;
+}
+
+bool Liveness::stalled(const std::vector<int>& members, int self, int epoch, double now) const {
+  std::lock_guard lock(mu_);
+  if (waiting_since_ < 0 || now - waiting_since_ <= timeout_s_) return false;
+  return std::all_of(members.begin(), members.end(), [&](int p) {
+    return p == self || (epoch_of_.at(p) == epoch && waited_[p] > timeout_s_ && !suspected_locked(p, now));
+  });
 }
 
 void Liveness::set_relay(int peer, int relay, double now) {

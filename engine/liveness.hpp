@@ -39,6 +39,11 @@ class Liveness {
   void set_waiting_since(double since);
   // How long this node's engine has waited in its receive (negative: it does not wait).
   double waited(double now) const;
+  // Every one of `members` (this node `self` too) has waited in a receive of
+  // `epoch` for longer than the timeout, by its last heartbeat, and none is
+  // silent: nobody computes or sends what the others wait for, so a message
+  // was lost on a cable that works again (UC drops it without a word).
+  bool stalled(const std::vector<int>& members, int self, int epoch, double now) const;
   // Messages to `peer` now go through `relay`: the heartbeat loop follows,
   // and the peer gets a fresh timeout to be heard through the detour.
   void set_relay(int peer, int relay, double now);
@@ -67,6 +72,7 @@ class Liveness {
   std::vector<double> last_heard_;
   std::vector<std::vector<double>> heard_by_;  // [m][q]: when m last heard q, by m's gossip
   std::vector<int> relay_;                     // per peer: the relay of its detour, or -1
+  std::vector<int> epoch_of_;                  // per peer: the epoch of its last heartbeat
   std::vector<double> waited_;                 // per peer: its wait in a receive by that heartbeat, or -1
   double waiting_since_ = -1;
   double last_beat_ = 0, listening_since_ = 0;

@@ -57,6 +57,9 @@ class ControlPlane {
         lost = e.peer();  // physical, like PeerFailure's
       } catch (const Reconfigure& e) {
         cause = e.what();
+      } catch (const MessageLost& e) {  // rank 0 only
+        rerun_step(e.what());
+        continue;
       }
       if (scheduler ? !coordinate(*scheduler, lost, reporter, cause) : !follow(lost, cause)) return;
     }
@@ -135,6 +138,17 @@ class ControlPlane {
     scheduler.fail_all(now(), "instance failed: " + cause + " (" + refusal + ")");
     note("instance-failed", lost, refusal);
     return false;
+  }
+
+  // Rank 0: nobody failed, but a message of the step was lost. The same
+  // members and plan run the step again in a new epoch, which fences off
+  // whatever of the old one is still on the wire; the step was not completed,
+  // so the scheduler hands it out again.
+  void rerun_step(const std::string& cause) {
+    ++epoch_;
+    m_.set_epoch(epoch_);
+    tell(members_, decision(-1, plan_.strategy, members_));
+    note("step-rerun", -1, cause + "; the same members run the step again");
   }
 
   ControlMessage decision(int lost, Strategy strategy, const std::vector<int>& members) const {
