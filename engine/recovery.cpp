@@ -171,8 +171,8 @@ class ControlPlane {
       tried_relays_.push_back(detour);
       std::erase_if(detours_, [&](const Detour& d) { return d.from == lo && d.to == hi; });
       detours_.push_back(detour);
+      follow_detours();  // first, so the decision itself takes the detour to a cut-off end
       tell(members_, decision(a, plan_.strategy, members_));
-      follow_detours();
       note("recovered", a, "rerouted " + name(lo) + "-" + name(hi) + " through " + name(relay) + " (two hops)");
       return "";
     }
@@ -218,7 +218,7 @@ class ControlPlane {
   // when this node leaves the instance.
   bool follow(int lost, const std::string& cause) {
     if (lost >= 0) tell({0}, {ControlMessage::kAbort, epoch_, lost, 0, m_.on_secondary(), {}, {}});
-    const double give_up = now() + kStepProgressTimeoutS;  // a decision lost on a bad cable must not strand us
+    const double entered = now(), give_up = entered + kStepProgressTimeoutS;  // a decision lost must not strand us
     for (;;) {
       ControlMessage msg;
       try {
@@ -230,7 +230,9 @@ class ControlPlane {
                "no decision from the coordinator in " + std::to_string(kStepProgressTimeoutS) + " s");
           return false;
         }
-        if (m_.suspected(0, now())) {
+        // The coordinator is down (nobody hears it), or silent here for longer
+        // than its decision takes to come (over a detour, or another network).
+        if (m_.suspected(0, now()) && (m_.down(0, now(), physical_.rank()) || now() - entered > m_.timeout_s())) {
           out_.nodes[physical_.rank()].error = "coordinator " + name(0) + " lost (" + cause + ")";
           note("detected", 0, "no word from the coordinator; " + name(physical_.rank()) + " leaves the instance");
           return false;

@@ -485,4 +485,23 @@ TEST(Faults, AMessageLostToAShortCableOutageIsSentAgainWithinTheHeartbeatBound) 
       << report["events"].dump();
 }
 
+// Chaos seeds 111, 163 and 202: the coordinator's own cable to a node died,
+// and the coordinator sent its reroute decision down that dead cable before
+// setting up the detour; the node, hearing nothing, left, and was then taken
+// for a crashed one. The decision now takes the detour, and a node that still
+// hears others who hear the coordinator waits a timeout for it.
+TEST(Faults, ANodeCutOffFromTheCoordinatorByOneCableIsReroutedNotDroppedAsCrashed) {
+  for (const auto& [seed, faults] : std::vector<std::pair<int, std::string>>{
+           {111, R"([{"at_s":0.881474329979213,"kind":"link-down","target":"m1-m3","duration_s":0.3570649237367286}])"},
+           {163,
+            R"([{"at_s":0.4001551477578878,"kind":"link-down","target":"m1-m3","duration_s":0.4406787317588503}])"},
+           {202,
+            R"([{"at_s":0.7348970691595091,"kind":"link-down","target":"m1-m2","duration_s":0.5013407992979555}])"}}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const json report = simulate_and_judge(chaos_seed("link-down-reroute.json", seed, faults));
+    expect_all(report, "completed");
+    EXPECT_TRUE(has_event(report, "recovered", "rerouted m1-")) << report["events"].dump();
+  }
+}
+
 }  // namespace
