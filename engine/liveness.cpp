@@ -80,6 +80,12 @@ void Liveness::set_relay(int peer, int relay, double now) {
   last_heard_[peer] = now;
 }
 
+void Liveness::set_on_secondary(double now) {
+  std::lock_guard lock(mu_);
+  on_secondary_ = true;
+  for (double& t : last_heard_) t = std::max(t, now);
+}
+
 int Liveness::relay(int peer) const {
   std::lock_guard lock(mu_);
   return relay_.at(peer);

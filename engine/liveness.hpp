@@ -57,9 +57,10 @@ class Liveness {
   // notice it is gone instead of waiting on a silent but "alive" peer.
   bool left() const { return left_; }
   void leave() { left_ = true; }
-  // The instance moved to the secondary network: the heartbeat loop follows.
+  // The instance moved to the secondary network at `now`: the heartbeat loop
+  // follows, and every peer gets a fresh timeout to be heard on it.
   bool on_secondary() const { return on_secondary_; }
-  void set_on_secondary() { on_secondary_ = true; }
+  void set_on_secondary(double now);
   double heartbeat_s() const { return heartbeat_s_; }
   double timeout_s() const { return timeout_s_; }
   int world() const { return static_cast<int>(last_heard_.size()); }

@@ -73,7 +73,7 @@ class ControlPlane {
   }
   void move_to_secondary_network() {
     physical_.use_secondary_network();
-    m_.set_on_secondary();  // the heartbeat loop follows at its next beat
+    m_.set_on_secondary(now());  // the heartbeat loop follows at its next beat
   }
   std::string name(int p) const { return p >= 0 ? setup_.scenario.nodes[p].name : std::string(); }
   void note(const std::string& kind, int node, const std::string& detail) {

@@ -504,4 +504,19 @@ TEST(Faults, ANodeCutOffFromTheCoordinatorByOneCableIsReroutedNotDroppedAsCrashe
   }
 }
 
+// Chaos seeds 76, 112 and 177: after the RDMA stack failed, the coordinator
+// moved to the secondary network and at once took a node it had not yet heard
+// there (it had been silent on the dead fabric) for a crashed one. Every peer
+// now gets a fresh timeout on the new network, as a detour gives one.
+TEST(Faults, FallbackAfterAnRdmaStackFailureKeepsEveryNode) {
+  for (const auto& [seed, at] : std::vector<std::pair<int, std::string>>{
+           {76, "0.7407548482416711"}, {112, "0.07134205804176087"}, {177, "0.6358516847786654"}}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const json report = simulate_and_judge(
+        chaos_seed("rdma-failure-fallback.json", seed, R"([{"at_s":)" + at + R"(,"kind":"rdma-stack-failure"}])"));
+    expect_all(report, "completed");
+    EXPECT_TRUE(has_event(report, "recovered", "moved to the secondary network")) << report["events"].dump();
+  }
+}
+
 }  // namespace
