@@ -69,8 +69,10 @@ double Liveness::waited(double now) const {
 bool Liveness::stalled(const std::vector<int>& members, int self, int epoch, double now) const {
   std::lock_guard lock(mu_);
   if (waiting_since_ < 0 || now - waiting_since_ <= timeout_s_) return false;
+  // A member still in an older epoch waits too: for the decision, which was lost.
   return std::all_of(members.begin(), members.end(), [&](int p) {
-    return p == self || (epoch_of_.at(p) == epoch && waited_[p] > timeout_s_ && !suspected_locked(p, now));
+    return p == self || (!suspected_locked(p, now) &&
+                         (epoch_of_.at(p) < epoch || (epoch_of_[p] == epoch && waited_[p] > timeout_s_)));
   });
 }
 

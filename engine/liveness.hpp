@@ -40,9 +40,10 @@ class Liveness {
   // How long this node's engine has waited in its receive (negative: it does not wait).
   double waited(double now) const;
   // Every one of `members` (this node `self` too) has waited in a receive of
-  // `epoch` for longer than the timeout, by its last heartbeat, and none is
-  // silent: nobody computes or sends what the others wait for, so a message
-  // was lost on a cable that works again (UC drops it without a word).
+  // `epoch` for longer than the timeout, or is still in an older epoch (its
+  // decision is lost), by its last heartbeat, and none is silent: nobody
+  // computes or sends what the others wait for, so a message was lost on a
+  // cable that works again (UC drops it without a word).
   bool stalled(const std::vector<int>& members, int self, int epoch, double now) const;
   // Messages to `peer` now go through `relay`: the heartbeat loop follows,
   // and the peer gets a fresh timeout to be heard through the detour.

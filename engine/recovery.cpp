@@ -244,6 +244,7 @@ class ControlPlane {
       }
       if (msg.epoch <= epoch_ || msg.kind == ControlMessage::kAbort) continue;  // fenced: an older decision
       epoch_ = msg.epoch;
+      m_.set_epoch(epoch_);  // heartbeats say the decision came (Liveness::stalled), even while weights reload
       if (msg.kind == ControlMessage::kStop) return false;
       if (msg.secondary && !m_.on_secondary()) move_to_secondary_network();
       detours_ = msg.detours;

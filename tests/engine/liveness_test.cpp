@@ -99,7 +99,13 @@ TEST(Liveness, AMemberStillComputingOrWaitingBrieflyIsNoStall) {
   EXPECT_FALSE(stalled_with({0.3, kTimeout / 2, 0.5})) << "one has only just begun to wait";
   EXPECT_FALSE(stalled_with({0.3, 0.4, 0.5}, 0.5)) << "node 0 itself has only just begun to wait";
   EXPECT_FALSE(stalled_with({0.3, 0.4, 0.5}, -1)) << "node 0 does not wait";
-  EXPECT_FALSE(stalled_with({0.3, 0.4, 0.5}, 0, 0.6, 0)) << "their waits are of the old epoch";
+}
+
+// The coordinator's decision of the new epoch was lost on its way: the others
+// still wait for it in the old one, and a rerun sends a decision again.
+TEST(Liveness, MembersStillInTheOldEpochAreAStall) {
+  EXPECT_TRUE(stalled_with({-1, -1, -1}, 0, 0.6, 0));
+  EXPECT_FALSE(stalled_with({-1, -1, -1}, 0.5, 0.6, 0)) << "node 0 has only just begun to wait in the new epoch";
 }
 
 TEST(Liveness, ASilentMemberIsAFailureNotAStall) {
