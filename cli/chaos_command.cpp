@@ -66,7 +66,7 @@ int chaos(ChaosOptions& o) {
   fmt::print("{}", sim::render_chaos_table(campaign));
   if (!o.out.empty()) write_text_file(o.out, campaign.dump(2) + "\n");
   if (!o.junit.empty()) write_text_file(o.junit, sim::render_chaos_junit(campaign));
-  return campaign["violations"].empty() ? 0 : kExitBreach;
+  return campaign["violations"].empty() && campaign["oracle_violations"].empty() ? 0 : kExitBreach;
 }
 
 }  // namespace

@@ -21,6 +21,12 @@ void EpochRuntime::send(int dst, int tag, Payload payload) {
 
 Payload EpochRuntime::recv(int src, int tag, double timeout_s) {
   const double give_up = now() + timeout_s;
+  // The heartbeats tell the others how long this node has waited.
+  struct Waiting {
+    Liveness& m;
+    ~Waiting() { m.set_waiting_since(-1); }
+  } waiting{m_};
+  m_.set_waiting_since(now());
   for (;;) {
     const double slice = std::min(m_.heartbeat_s(), give_up - now());
     try {
@@ -49,6 +55,9 @@ void EpochRuntime::check_cluster() {
     } catch (const Timeout&) {
     }
   }
+  if (m_.stalled(members_, physical_.rank(), epoch_, now()))
+    throw MessageLost(fmt::format("every member has waited on another for over {} s, none silent: a message was lost",
+                                  m_.timeout_s()));
 }
 
 Payload ControlMessage::encode() const {

@@ -19,6 +19,13 @@ class Reconfigure : public std::runtime_error {
   Reconfigure() : std::runtime_error("the coordinator moved to a new epoch") {}
 };
 
+// Rank 0: every member waits on another, all alive (Liveness::stalled): a
+// message was lost, and the step must run again.
+class MessageLost : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class EpochRuntime : public ForwardingRuntime {
  public:
   // `members`: physical ranks, in logical order. REQUIRES: contains physical.rank().
@@ -35,7 +42,8 @@ class EpochRuntime : public ForwardingRuntime {
  private:
   int fenced(int tag) const { return tags::fenced(tag, epoch_); }
   // Throws when waiting longer is pointless: a member is silent, a member
-  // reported one (seen by the coordinator), or a newer epoch began.
+  // reported one (seen by the coordinator), a newer epoch began, or (seen by
+  // the coordinator) every member waits on another.
   void check_cluster();
 
   Runtime& physical_ = inner_;

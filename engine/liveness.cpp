@@ -12,12 +12,16 @@ Liveness::Liveness(int world, double heartbeat_s, double timeout_s)
     : last_heard_(world, 0.0),
       heard_by_(world, std::vector<double>(world, 0.0)),
       relay_(world, -1),
+      epoch_of_(world, 0),
+      waited_(world, -1),
       heartbeat_s_(heartbeat_s),
       timeout_s_(timeout_s) {}
 
-void Liveness::heard(int peer, double now, int epoch, const std::vector<float>& ages) {
+void Liveness::heard(int peer, double now, int epoch, const std::vector<float>& ages, double waited_s) {
   std::lock_guard lock(mu_);
   last_heard_.at(peer) = now;
+  epoch_of_[peer] = epoch;
+  waited_[peer] = waited_s;
   if (peer == 0 && epoch > coordinator_epoch_) coordinator_epoch_ = epoch;
   for (std::size_t q = 0; q < ages.size() && q < heard_by_.size(); ++q) heard_by_[peer][q] = now - ages[q];
 }
@@ -52,10 +56,36 @@ std::vector<float> Liveness::ages(double now) const {
   return out;
 }
 
+void Liveness::set_waiting_since(double since) {
+  std::lock_guard lock(mu_);
+  waiting_since_ = since;
+}
+
+double Liveness::waited(double now) const {
+  std::lock_guard lock(mu_);
+  return waiting_since_ < 0 ? -1 : now - waiting_since_;
+}
+
+bool Liveness::stalled(const std::vector<int>& members, int self, int epoch, double now) const {
+  std::lock_guard lock(mu_);
+  if (waiting_since_ < 0 || now - waiting_since_ <= timeout_s_) return false;
+  // A member still in an older epoch waits too: for the decision, which was lost.
+  return std::all_of(members.begin(), members.end(), [&](int p) {
+    return p == self || (!suspected_locked(p, now) &&
+                         (epoch_of_.at(p) < epoch || (epoch_of_[p] == epoch && waited_[p] > timeout_s_)));
+  });
+}
+
 void Liveness::set_relay(int peer, int relay, double now) {
   std::lock_guard lock(mu_);
   relay_.at(peer) = relay;
   last_heard_[peer] = now;
+}
+
+void Liveness::set_on_secondary(double now) {
+  std::lock_guard lock(mu_);
+  on_secondary_ = true;
+  for (double& t : last_heard_) t = std::max(t, now);
 }
 
 int Liveness::relay(int peer) const {
@@ -78,13 +108,37 @@ bool Liveness::suspected_locked(int peer, double now) const {
   return now - last_heard_.at(peer) > timeout_s_ && now - listening_since_ > timeout_s_;
 }
 
-// A heartbeat: the sender's epoch, then how long ago it heard each node.
-Payload encode_beat(std::int32_t epoch, const std::vector<float>& ages) {
-  std::vector<std::byte> bytes(sizeof epoch + ages.size() * sizeof(float));
-  std::memcpy(bytes.data(), &epoch, sizeof epoch);
-  std::memcpy(bytes.data() + sizeof epoch, ages.data(), ages.size() * sizeof(float));
-  return Payload::of(bytes);
-}
+namespace {
+
+// A heartbeat: the sender's epoch, how long its engine has waited in a
+// receive, then how long ago it heard each node.
+struct Beat {
+  std::int32_t epoch = 0;
+  float waited_s = -1;
+  std::vector<float> ages;
+
+  Payload encode() const {
+    std::vector<std::byte> bytes(sizeof epoch + (1 + ages.size()) * sizeof(float));
+    std::memcpy(bytes.data(), &epoch, sizeof epoch);
+    std::memcpy(bytes.data() + sizeof epoch, &waited_s, sizeof waited_s);
+    std::memcpy(bytes.data() + sizeof epoch + sizeof waited_s, ages.data(), ages.size() * sizeof(float));
+    return Payload::of(bytes);
+  }
+
+  // A malformed beat still says its sender is alive; it carries nothing else.
+  static Beat decode(const Payload& p) {
+    Beat b;
+    constexpr std::size_t kHead = sizeof b.epoch + sizeof b.waited_s;
+    if (p.bytes.size() < kHead || (p.bytes.size() - kHead) % sizeof(float) != 0) return b;
+    std::memcpy(&b.epoch, p.bytes.data(), sizeof b.epoch);
+    std::memcpy(&b.waited_s, p.bytes.data() + sizeof b.epoch, sizeof b.waited_s);
+    b.ages.resize((p.bytes.size() - kHead) / sizeof(float));
+    std::memcpy(b.ages.data(), p.bytes.data() + kHead, b.ages.size() * sizeof(float));
+    return b;
+  }
+};
+
+}  // namespace
 
 void run_heartbeats(Runtime& rt, Liveness& m) {
   bool moved = false;
@@ -94,7 +148,7 @@ void run_heartbeats(Runtime& rt, Liveness& m) {
     for (int peer = 0; peer < rt.world(); ++peer)
       if (m.relay(peer) != routed[peer] && rt.route_via(peer, m.relay(peer))) routed[peer] = m.relay(peer);
     m.beat(rt.now());
-    const Payload beat = encode_beat(m.epoch(), m.ages(rt.now()));
+    const Payload beat = Beat{m.epoch(), static_cast<float>(m.waited(rt.now())), m.ages(rt.now())}.encode();
     for (int peer = 0; peer < rt.world(); ++peer) {
       if (peer == rt.rank()) continue;
       try {
@@ -105,15 +159,8 @@ void run_heartbeats(Runtime& rt, Liveness& m) {
       // Drain what arrived since the last beat, without waiting.
       for (;;) {
         try {
-          const Payload p = rt.recv(peer, tags::kHeartbeat, 0);
-          std::int32_t their_epoch = 0;
-          std::vector<float> their_ages;
-          if (p.bytes.size() >= sizeof their_epoch && (p.bytes.size() - sizeof their_epoch) % sizeof(float) == 0) {
-            std::memcpy(&their_epoch, p.bytes.data(), sizeof their_epoch);
-            their_ages.resize((p.bytes.size() - sizeof their_epoch) / sizeof(float));
-            std::memcpy(their_ages.data(), p.bytes.data() + sizeof their_epoch, their_ages.size() * sizeof(float));
-          }
-          m.heard(peer, rt.now(), their_epoch, their_ages);
+          const Beat b = Beat::decode(rt.recv(peer, tags::kHeartbeat, 0));
+          m.heard(peer, rt.now(), b.epoch, b.ages, b.waited_s);
         } catch (const Timeout&) {
           break;
         } catch (const PeerFailure&) {

@@ -17,8 +17,9 @@ class Liveness {
   Liveness(const Liveness&) = delete;
   Liveness& operator=(const Liveness&) = delete;
 
-  // `ages`: how long ago `peer` last heard each node (its gossip), when known.
-  void heard(int peer, double now, int epoch, const std::vector<float>& ages = {});
+  // `ages`: how long ago `peer` last heard each node (its gossip), when known;
+  // `waited_s`: how long its engine had been waiting in a receive (negative: it was not).
+  void heard(int peer, double now, int epoch, const std::vector<float>& ages = {}, double waited_s = -1);
   // The local heartbeat loop ran at `now`. After a gap (this node was frozen),
   // silence is only counted from the moment it listens again.
   void beat(double now);
@@ -34,6 +35,16 @@ class Liveness {
   bool down(int peer, double now, int self) const;
   // What this node's heartbeats gossip: how long ago it heard each node.
   std::vector<float> ages(double now) const;
+  // This node's engine waits in a receive since `since` (negative: it does not).
+  void set_waiting_since(double since);
+  // How long this node's engine has waited in its receive (negative: it does not wait).
+  double waited(double now) const;
+  // Every one of `members` (this node `self` too) has waited in a receive of
+  // `epoch` for longer than the timeout, or is still in an older epoch (its
+  // decision is lost), by its last heartbeat, and none is silent: nobody
+  // computes or sends what the others wait for, so a message was lost on a
+  // cable that works again (UC drops it without a word).
+  bool stalled(const std::vector<int>& members, int self, int epoch, double now) const;
   // Messages to `peer` now go through `relay`: the heartbeat loop follows,
   // and the peer gets a fresh timeout to be heard through the detour.
   void set_relay(int peer, int relay, double now);
@@ -47,9 +58,10 @@ class Liveness {
   // notice it is gone instead of waiting on a silent but "alive" peer.
   bool left() const { return left_; }
   void leave() { left_ = true; }
-  // The instance moved to the secondary network: the heartbeat loop follows.
+  // The instance moved to the secondary network at `now`: the heartbeat loop
+  // follows, and every peer gets a fresh timeout to be heard on it.
   bool on_secondary() const { return on_secondary_; }
-  void set_on_secondary() { on_secondary_ = true; }
+  void set_on_secondary(double now);
   double heartbeat_s() const { return heartbeat_s_; }
   double timeout_s() const { return timeout_s_; }
   int world() const { return static_cast<int>(last_heard_.size()); }
@@ -62,6 +74,9 @@ class Liveness {
   std::vector<double> last_heard_;
   std::vector<std::vector<double>> heard_by_;  // [m][q]: when m last heard q, by m's gossip
   std::vector<int> relay_;                     // per peer: the relay of its detour, or -1
+  std::vector<int> epoch_of_;                  // per peer: the epoch of its last heartbeat
+  std::vector<double> waited_;                 // per peer: its wait in a receive by that heartbeat, or -1
+  double waiting_since_ = -1;
   double last_beat_ = 0, listening_since_ = 0;
   const double heartbeat_s_, timeout_s_;
   std::atomic<int> epoch_ = 0;

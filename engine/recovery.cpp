@@ -57,6 +57,9 @@ class ControlPlane {
         lost = e.peer();  // physical, like PeerFailure's
       } catch (const Reconfigure& e) {
         cause = e.what();
+      } catch (const MessageLost& e) {  // rank 0 only
+        rerun_step(e.what());
+        continue;
       }
       if (scheduler ? !coordinate(*scheduler, lost, reporter, cause) : !follow(lost, cause)) return;
     }
@@ -70,7 +73,7 @@ class ControlPlane {
   }
   void move_to_secondary_network() {
     physical_.use_secondary_network();
-    m_.set_on_secondary();  // the heartbeat loop follows at its next beat
+    m_.set_on_secondary(now());  // the heartbeat loop follows at its next beat
   }
   std::string name(int p) const { return p >= 0 ? setup_.scenario.nodes[p].name : std::string(); }
   void note(const std::string& kind, int node, const std::string& detail) {
@@ -137,6 +140,17 @@ class ControlPlane {
     return false;
   }
 
+  // Rank 0: nobody failed, but a message of the step was lost. The same
+  // members and plan run the step again in a new epoch, which fences off
+  // whatever of the old one is still on the wire; the step was not completed,
+  // so the scheduler hands it out again.
+  void rerun_step(const std::string& cause) {
+    ++epoch_;
+    m_.set_epoch(epoch_);
+    tell(members_, decision(-1, plan_.strategy, members_));
+    note("step-rerun", -1, cause + "; the same members run the step again");
+  }
+
   ControlMessage decision(int lost, Strategy strategy, const std::vector<int>& members) const {
     return {ControlMessage::kReconfigure,     epoch_,  lost, static_cast<std::int32_t>(strategy), m_.on_secondary(),
             {members.begin(), members.end()}, detours_};
@@ -157,8 +171,8 @@ class ControlPlane {
       tried_relays_.push_back(detour);
       std::erase_if(detours_, [&](const Detour& d) { return d.from == lo && d.to == hi; });
       detours_.push_back(detour);
+      follow_detours();  // first, so the decision itself takes the detour to a cut-off end
       tell(members_, decision(a, plan_.strategy, members_));
-      follow_detours();
       note("recovered", a, "rerouted " + name(lo) + "-" + name(hi) + " through " + name(relay) + " (two hops)");
       return "";
     }
@@ -204,7 +218,7 @@ class ControlPlane {
   // when this node leaves the instance.
   bool follow(int lost, const std::string& cause) {
     if (lost >= 0) tell({0}, {ControlMessage::kAbort, epoch_, lost, 0, m_.on_secondary(), {}, {}});
-    const double give_up = now() + kStepProgressTimeoutS;  // a decision lost on a bad cable must not strand us
+    const double entered = now(), give_up = entered + kStepProgressTimeoutS;  // a decision lost must not strand us
     for (;;) {
       ControlMessage msg;
       try {
@@ -216,7 +230,9 @@ class ControlPlane {
                "no decision from the coordinator in " + std::to_string(kStepProgressTimeoutS) + " s");
           return false;
         }
-        if (m_.suspected(0, now())) {
+        // The coordinator is down (nobody hears it), or silent here for longer
+        // than its decision takes to come (over a detour, or another network).
+        if (m_.suspected(0, now()) && (m_.down(0, now(), physical_.rank()) || now() - entered > m_.timeout_s())) {
           out_.nodes[physical_.rank()].error = "coordinator " + name(0) + " lost (" + cause + ")";
           note("detected", 0, "no word from the coordinator; " + name(physical_.rank()) + " leaves the instance");
           return false;
@@ -228,6 +244,7 @@ class ControlPlane {
       }
       if (msg.epoch <= epoch_ || msg.kind == ControlMessage::kAbort) continue;  // fenced: an older decision
       epoch_ = msg.epoch;
+      m_.set_epoch(epoch_);  // heartbeats say the decision came (Liveness::stalled), even while weights reload
       if (msg.kind == ControlMessage::kStop) return false;
       if (msg.secondary && !m_.on_secondary()) move_to_secondary_network();
       detours_ = msg.detours;

@@ -95,11 +95,13 @@ bool SimRuntime::route_via(int dst, int relay) {
   // The detour's first hop is an ordinary send to the relay's host, into a
   // mailbox of its own; one relay actor per detour keeps the messages in order.
   auto* hop = sg4::Mailbox::by_name(mailbox_name(rank_, dst, channel_) + "-via-" + std::to_string(relay));
-  auto* onward = peer.outbox;
+  // Onward to the far end itself: a later detour replaces this one, it does not chain onto it.
+  auto* onward = sg4::Mailbox::by_name(mailbox_name(rank_, dst, channel_));
+  auto* far_end = sg4::Host::by_name(platform_.hosts[dst]);
   const engine::LinkCard card = second->card;
   const std::vector<double>* speed = &speed_;
-  auto relay_actor =
-      start_actor(hop->get_name(), sg4::Host::by_name(platform_.hosts[relay]), [hop, onward, card, speed, relay] {
+  auto relay_actor = start_actor(
+      hop->get_name(), sg4::Host::by_name(platform_.hosts[relay]), [hop, onward, far_end, card, speed, relay] {
         for (;;) {
           Envelope* env = nullptr;
           try {
@@ -109,6 +111,12 @@ bool SimRuntime::route_via(int dst, int relay) {
           }
           hold_while_hung(*speed, relay);
           sg4::this_actor::sleep_for(card.per_message_overhead_s);  // the relay's own software cost
+          // As on a direct send: what is sent to a dead host vanishes. (SimGrid
+          // aborts the whole run on a transfer it is asked to start to one.)
+          if (!far_end->is_on()) {
+            delete env;
+            continue;
+          }
           const double bytes = wire_bytes(card, static_cast<double>(env->payload.size));
           onward->put_init(env, static_cast<uint64_t>(bytes))->detach([](void* p) {
             delete static_cast<Envelope*>(p);
@@ -136,7 +144,8 @@ void SimRuntime::send(int dst, int tag, engine::Payload payload) {
   sleep_for(card.per_message_overhead_s);
   // A send to a dead host is not refused, as on a real NIC: it vanishes, and
   // the silence is what failure detection notices. (Checked after the sleep:
-  // the host may have died during it.)
+  // the host may have died during it. SimGrid asserts that both ends of a
+  // transfer it starts are on.)
   if (!peer.host->is_on()) return;
   const double bytes = wire_bytes(card, static_cast<double>(payload.size));
   auto* env = new Envelope{tag, std::move(payload)};

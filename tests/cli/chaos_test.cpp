@@ -1,8 +1,11 @@
-// Chaos campaigns as CI runs them: random fault schedules reproducible from
-// the seed alone, and not one invariant violated.
+// Chaos campaigns as CI runs them, on every recovery policy: random fault
+// schedules reproducible from the seed alone, judged by the invariants and
+// the oracle.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
 
 #include "support/cli_runner.hpp"
 
@@ -13,17 +16,53 @@ using testsupport::run_cli;
 
 const std::string kScenarios = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/";
 
-TEST(Chaos, ThreeHundredSeedsOnTheDefaultScenarioViolateNoInvariant) {
-  const std::string out = testsupport::fresh_dir("chaos-campaign") + "/campaign.json";
-  const auto r =
-      run_cli("chaos " + kScenarios + "default.json --seeds 1..300 --requests 2 --output-tokens 16 --out " + out);
-  EXPECT_EQ(r.exit_code, 0) << r.output;
+// One scenario per recovery policy, every fault kind, 200 seeds each (about
+// 30 s a policy on two cores): CI's budget, not a range picked to pass (seed
+// 225 of fallback is an open finding, see issue 14's note; bench/chaos-campaign.sh
+// runs 10,000). The unoptimized posix-only build runs the cli tests again and
+// gets a tenth of them.
+#ifdef MESHINFER_POSIX_ONLY
+constexpr int kSeeds = 20;
+#else
+constexpr int kSeeds = 200;
+#endif
+
+struct PolicyCampaign {
+  std::string policy, scenario, name;  // name: ctest's, e.g. ...TheOracle/UnderFailStop
+};
+
+// ctest names each case after this, not after the struct's bytes.
+void PrintTo(const PolicyCampaign& c, std::ostream* os) { *os << c.policy << " on " << c.scenario; }
+
+class EveryPolicy : public testing::TestWithParam<PolicyCampaign> {};
+
+TEST_P(EveryPolicy, SeedsNeverCrashBreakNoInvariantAndSatisfyTheOracle) {
+  const PolicyCampaign& c = GetParam();
+  const std::string out = testsupport::fresh_dir("chaos-" + c.policy) + "/campaign.json";
+  const auto r = run_cli("chaos " + kScenarios + c.scenario + " --seeds 1.." + std::to_string(kSeeds) +
+                         " --requests 2 --output-tokens 16 --out " + out);
   const auto campaign = nlohmann::json::parse(read_file(out));
-  EXPECT_EQ(campaign["seeds_run"], 300);
-  EXPECT_TRUE(campaign["violations"].empty()) << campaign["violations"].dump();
-  // Under fail-stop, faults do fail requests, each with its cause.
-  EXPECT_FALSE(campaign["failed_by_cause"].empty());
+  ASSERT_EQ(campaign["seeds_run"], kSeeds) << r.output;
+  for (const auto& run : campaign["runs"]) {
+    const std::string replay = "seed " + run["seed"].dump() + ", faults " + run["schedule"].dump();
+    ASSERT_FALSE(run.contains("crashed")) << replay << ": " << run["crashed"];
+    EXPECT_TRUE(run["invariants"].empty()) << replay << ": " << run["invariants"];
+    EXPECT_TRUE(run["oracle"].empty()) << replay << ": " << run["oracle"];
+  }
+  EXPECT_EQ(r.exit_code, 0) << "chaos exits 1 on any of the above";
+  // Faults do fail requests (fail-stop) or are recovered from (the others).
+  if (c.policy == "fail-stop")
+    EXPECT_FALSE(campaign["failed_by_cause"].empty());
+  else
+    EXPECT_GT(campaign["recoveries"].get<int>(), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Chaos, EveryPolicy,
+                         testing::Values(PolicyCampaign{"fail-stop", "ci/node-crash-fail-stop.json", "UnderFailStop"},
+                                         PolicyCampaign{"replan", "ci/node-crash-replan.json", "UnderReplan"},
+                                         PolicyCampaign{"reroute", "ci/link-down-reroute.json", "UnderReroute"},
+                                         PolicyCampaign{"fallback", "ci/rdma-failure-fallback.json", "UnderFallback"}),
+                         [](const auto& info) { return info.param.name; });
 
 TEST(Chaos, ASeedReplaysExactlyAndRecoversUnderReplan) {
   const std::string dir = testsupport::fresh_dir("chaos-replay");

@@ -82,6 +82,42 @@ TEST(Liveness, ARelayedPeerGetsAFreshTimeout) {
   EXPECT_TRUE(m.suspected(3, 0.6 + 2 * kTimeout));
 }
 
+// Node 0's view at `now` of members 0..3 in epoch 1: node 0 has waited since
+// `since`, the others report how long they had waited at their last beat.
+bool stalled_with(const std::vector<double>& waited, double since = 0.0, double now = 0.6, int epoch = 1) {
+  Liveness m(4, kBeat, kTimeout);
+  for (double t = 0; t <= now + 1e-9; t += kBeat) m.beat(t);
+  for (int p = 1; p < 4; ++p) m.heard(p, now - kBeat, epoch, {}, waited[p - 1]);
+  m.set_waiting_since(since);
+  return m.stalled({0, 1, 2, 3}, 0, 1, now);
+}
+
+TEST(Liveness, EveryMemberWaitingOnAnotherPastTheTimeoutIsAStall) { EXPECT_TRUE(stalled_with({0.3, 0.4, 0.5})); }
+
+TEST(Liveness, AMemberStillComputingOrWaitingBrieflyIsNoStall) {
+  EXPECT_FALSE(stalled_with({0.3, -1, 0.5})) << "one computes: it will send";
+  EXPECT_FALSE(stalled_with({0.3, kTimeout / 2, 0.5})) << "one has only just begun to wait";
+  EXPECT_FALSE(stalled_with({0.3, 0.4, 0.5}, 0.5)) << "node 0 itself has only just begun to wait";
+  EXPECT_FALSE(stalled_with({0.3, 0.4, 0.5}, -1)) << "node 0 does not wait";
+}
+
+// The coordinator's decision of the new epoch was lost on its way: the others
+// still wait for it in the old one, and a rerun sends a decision again.
+TEST(Liveness, MembersStillInTheOldEpochAreAStall) {
+  EXPECT_TRUE(stalled_with({-1, -1, -1}, 0, 0.6, 0));
+  EXPECT_FALSE(stalled_with({-1, -1, -1}, 0.5, 0.6, 0)) << "node 0 has only just begun to wait in the new epoch";
+}
+
+TEST(Liveness, ASilentMemberIsAFailureNotAStall) {
+  Liveness m(4, kBeat, kTimeout);
+  for (double t = 0; t <= 0.6 + 1e-9; t += kBeat) m.beat(t);
+  for (int p = 1; p < 4; ++p) m.heard(p, p == 3 ? 0.1 : 0.55, 1, {}, 0.4);
+  m.set_waiting_since(0);
+  EXPECT_TRUE(m.suspected(3, 0.6));
+  EXPECT_FALSE(m.stalled({0, 1, 2, 3}, 0, 1, 0.6));
+  EXPECT_TRUE(m.stalled({0, 1, 2}, 0, 1, 0.6)) << "without it, the others are stalled";
+}
+
 TEST(ControlMessage, RoundTripsMembersAndDetours) {
   ControlMessage msg{ControlMessage::kReconfigure, 7, 2, 1, 0, {0, 1, 2, 3}, {{1, 2, 0}, {0, 3, 1}}};
   const ControlMessage back = ControlMessage::decode(msg.encode(), 4);

@@ -5,11 +5,13 @@
 
 #include "engine/executor.hpp"
 #include "engine/model_math.hpp"
+#include "engine/oracle.hpp"
 #include "engine/planner.hpp"
 #include "engine/report/report.hpp"
 #include "engine/stack_card.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
+#include "support/cli_runner.hpp"
 
 namespace {
 
@@ -240,15 +242,33 @@ TEST(Faults, ADetourThroughANodeThatHasJustDiedEndsTheRunWithACauseNotAnAbort) {
   expect_all(report, "failed", "is down (a detour only replaces a cable)");
 }
 
+// Down 0.5 s of every second: silent past the heartbeat timeout, so detected and detoured.
 TEST(Faults, FlappingCableUnderRerouteIsDetouredAndLosesNothing) {
   engine::Scenario s = load("link-down-reroute.json");
   s.faults[0].kind = engine::FaultKind::kLinkFlap;
-  s.faults[0].period_s = 0.4;
+  s.faults[0].period_s = 1.0;
   s.faults[0].duty = 0.5;
-  s.faults[0].duration_s = 2;
+  s.faults[0].duration_s = 3;
   const json report = simulate(s);
   expect_all(report, "completed");
   EXPECT_TRUE(has_event(report, "recovered", "rerouted m2-m3"));
+}
+
+// Down 0.15 s of every 0.3 s: never silent for the timeout, so nobody is
+// suspected; the messages each outage drops are sent again by running their
+// step again (UC RDMA drops them without a word).
+TEST(Faults, CableFlappingFasterThanTheTimeoutLosesNoRequestAndBlamesNoNode) {
+  engine::Scenario s = load("link-down-reroute.json");
+  s.faults[0].kind = engine::FaultKind::kLinkFlap;
+  s.faults[0].period_s = 0.3;
+  s.faults[0].duty = 0.5;
+  s.faults[0].duration_s = 2;
+  // A beat may be just missed before each outage: silent for up to the outage plus one heartbeat.
+  ASSERT_LT(s.faults[0].duty * s.faults[0].period_s, s.heartbeat_timeout_s - s.heartbeat_s);
+  const json report = simulate(s);
+  expect_all(report, "completed");
+  EXPECT_EQ(event_time(report, "detected"), -1) << report["events"].dump();
+  EXPECT_GT(event_time(report, "step-rerun"), 0) << report["events"].dump();
 }
 
 TEST(Faults, FallbackDoesNotMistakeACrashedNodeForANetworkFailure) {
@@ -393,6 +413,132 @@ TEST(Faults, OverlappingHangsEndWhenTheLastOneDoes) {
       EXPECT_DOUBLE_EQ(e["t_s"].get<double>(), 4.0);
     }
   EXPECT_EQ(resumed, 1);
+}
+
+}  // namespace
+
+namespace {
+
+// What `meshinfer chaos FILE --seeds SEED..SEED --requests 2 --output-tokens 16`
+// runs for SEED, from the fault schedule the campaign printed for it.
+engine::Scenario chaos_seed(const std::string& file, unsigned long long seed, const std::string& faults) {
+  json j = json::parse(testsupport::read_file(kCi + file));
+  j["faults"] = json::parse(faults);
+  engine::Scenario s = engine::parse_scenario(j.dump(), kCi + file, Catalog::builtin());
+  s.seed = seed;
+  s.workload.requests = 2;
+  s.workload.output_tokens = fixed(16);
+  return s;
+}
+
+// The report, checked by the invariants and by the oracle, which knows only the schedule.
+json simulate_and_judge(const engine::Scenario& s) {
+  const json report = simulate(s);  // throws when the simulation itself died
+  EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
+  const auto verdicts = engine::judge_run(s, Catalog::builtin(), report);
+  EXPECT_TRUE(verdicts.empty()) << json(verdicts).dump() << "\nevents: " << report["events"].dump();
+  return report;
+}
+
+// Chaos seed 244: m2 died while m4's messages to it went through a relay
+// (their cable had been down); the relay forwarded one to the dead host and
+// SimGrid aborted the whole run (CommImpl::start asserts both ends are on).
+TEST(Faults, ARelayDropsWhatItHoldsForANodeThatDiedInsteadOfAbortingTheRun) {
+  const json report = simulate_and_judge(
+      chaos_seed("link-down-reroute.json", 244,
+                 R"([{"at_s":0.3275228194885649,"kind":"link-down","target":"m2-m4","duration_s":0.30070900532374323},
+          {"at_s":0.9694651545292315,"kind":"node-crash","target":"m2"}])"));
+  EXPECT_TRUE(has_event(report, "recovered", "rerouted m2-m4 through"));
+  expect_all(report, "failed", "m2 is down (a detour only replaces a cable)");
+}
+
+// Chaos seed 259: the coordinator hung, m2 restarted (off for its boot), and
+// a detour to m2 set up meanwhile forwarded to the host while it was off:
+// the same abort.
+TEST(Faults, ADetourToANodeThatIsRebootingDoesNotAbortTheRun) {
+  const json report = simulate_and_judge(
+      chaos_seed("link-down-reroute.json", 259,
+                 R"([{"at_s":0.5435410134161238,"kind":"node-hang","target":"m1","duration_s":0.4418268743181414},
+          {"at_s":0.845661582621519,"kind":"link-down","target":"m1-m3","duration_s":0.17455653362818357},
+          {"at_s":0.8992865234977535,"kind":"node-restart","target":"m2"}])"));
+  EXPECT_TRUE(has_event(report, "recovered", "rerouted m1-m2 through"));
+  EXPECT_TRUE(has_event(report, "instance-failed", "is down (a detour only replaces a cable)"));
+}
+
+}  // namespace
+
+namespace {
+
+// Chaos seed 7 (every policy has seeds like it): a cable down for less than
+// the heartbeat timeout dropped a collective's message; nobody was silent, so
+// nothing was detected, and the step waited out its 30 s progress timeout,
+// after which a healthy node was blamed. Now the coordinator sees every
+// member waiting on another and runs the step again.
+TEST(Faults, AMessageLostToAShortCableOutageIsSentAgainWithinTheHeartbeatBound) {
+  const engine::Scenario s = chaos_seed("node-crash-replan.json", 7,
+                                        R"([{"at_s":0.16861347336445381,"kind":"link-down","target":"m1-m2",
+                                             "duration_s":0.1721402865514877}])");
+  const json report = simulate_and_judge(s);
+  expect_all(report, "completed");
+  EXPECT_EQ(event_time(report, "detected"), -1) << report["events"].dump();
+  const double back = s.faults[0].at_s + s.faults[0].duration_s;
+  EXPECT_LE(event_time(report, "step-rerun"), back + s.heartbeat_timeout_s + 3 * s.heartbeat_s)
+      << report["events"].dump();
+}
+
+// Chaos seeds 252 and 267 (every policy): a flapping cable to the coordinator
+// dropped its decision of a step rerun; the member, never told, waited in the
+// old epoch while the others waited on it, until the 30 s progress timeout
+// blamed a healthy node. A member left in an older epoch now counts as
+// stalled, and the rerun is decided again.
+TEST(Faults, AStepRerunWhoseDecisionIsLostIsDecidedAgain) {
+  for (const auto& [seed, faults] : std::vector<std::pair<int, std::string>>{
+           {252, R"([{"at_s":0.24375689508541004,"kind":"link-down","target":"m1-m2","duration_s":0.16649780249607699},
+          {"at_s":0.3533444990419044,"kind":"link-flap","target":"m1-m3","duration_s":0.6170443402439476,
+           "period_s":0.11683662288818714,"duty":0.4875328167347003},
+          {"at_s":0.7274621820967903,"kind":"link-degrade","target":"m1-m4","duration_s":0.34762478893632853,
+           "factor":0.6659184531301465,"added_latency_s":0.00027497364897941846}])"},
+           {267, R"([{"at_s":0.8851722119752353,"kind":"link-flap","target":"m1-m4","duration_s":0.4140789182988416,
+           "period_s":0.06844272999405931,"duty":0.2093343871161776}])"}}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const json report = simulate_and_judge(chaos_seed("node-crash-replan.json", seed, faults));
+    expect_all(report, "completed");
+    EXPECT_EQ(event_time(report, "detected"), -1) << report["events"].dump();
+  }
+}
+
+// Chaos seeds 111, 163 and 202: the coordinator's own cable to a node died,
+// and the coordinator sent its reroute decision down that dead cable before
+// setting up the detour; the node, hearing nothing, left, and was then taken
+// for a crashed one. The decision now takes the detour, and a node that still
+// hears others who hear the coordinator waits a timeout for it.
+TEST(Faults, ANodeCutOffFromTheCoordinatorByOneCableIsReroutedNotDroppedAsCrashed) {
+  for (const auto& [seed, faults] : std::vector<std::pair<int, std::string>>{
+           {111, R"([{"at_s":0.881474329979213,"kind":"link-down","target":"m1-m3","duration_s":0.3570649237367286}])"},
+           {163,
+            R"([{"at_s":0.4001551477578878,"kind":"link-down","target":"m1-m3","duration_s":0.4406787317588503}])"},
+           {202,
+            R"([{"at_s":0.7348970691595091,"kind":"link-down","target":"m1-m2","duration_s":0.5013407992979555}])"}}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const json report = simulate_and_judge(chaos_seed("link-down-reroute.json", seed, faults));
+    expect_all(report, "completed");
+    EXPECT_TRUE(has_event(report, "recovered", "rerouted m1-")) << report["events"].dump();
+  }
+}
+
+// Chaos seeds 76, 112 and 177: after the RDMA stack failed, the coordinator
+// moved to the secondary network and at once took a node it had not yet heard
+// there (it had been silent on the dead fabric) for a crashed one. Every peer
+// now gets a fresh timeout on the new network, as a detour gives one.
+TEST(Faults, FallbackAfterAnRdmaStackFailureKeepsEveryNode) {
+  for (const auto& [seed, at] : std::vector<std::pair<int, std::string>>{
+           {76, "0.7407548482416711"}, {112, "0.07134205804176087"}, {177, "0.6358516847786654"}}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const json report = simulate_and_judge(
+        chaos_seed("rdma-failure-fallback.json", seed, R"([{"at_s":)" + at + R"(,"kind":"rdma-stack-failure"}])"));
+    expect_all(report, "completed");
+    EXPECT_TRUE(has_event(report, "recovered", "moved to the secondary network")) << report["events"].dump();
+  }
 }
 
 }  // namespace
