@@ -55,13 +55,13 @@ TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
 void TcpRuntime::bootstrap(const TcpOptions& o) {
   const Deadline deadline = deadline_in(o.bootstrap_timeout_s);
   if (world_ == 1) return;
-  // Admits `count` ranks from (lowest, world) on `listen_fd`, then closes it.
-  const auto admit_ranks = [&](int listen_fd, int count, int lowest) {
-    const int port = local_port(listen_fd);
+  // Admits `count` ranks from (lowest, world) on `listen_fds`, then closes them.
+  const auto admit_ranks = [&](const std::vector<int>& listen_fds, int count, int lowest) {
+    const int port = local_port(listen_fds.front());
     std::vector<Admitted> joined;
     try {
       joined = admit(
-          listen_fd, count,
+          listen_fds, o.secret, count,
           [&](const Hello& h) {
             return h.rank > lowest && h.rank < world_
                        ? std::string()
@@ -72,29 +72,30 @@ void TcpRuntime::bootstrap(const TcpOptions& o) {
             o.refused(fmt::format("{} on port {}: {}", from, port, why));
           });
     } catch (...) {
-      ::close(listen_fd);
+      for (int fd : listen_fds) ::close(fd);
       throw;
     }
-    ::close(listen_fd);
+    for (int fd : listen_fds) ::close(fd);
     for (const Admitted& a : joined) peers_[a.hello.rank].fd = a.fd;
     return joined;
   };
   if (rank_ == 0) {
     const bool own = o.coordinator_listen_fd < 0;
-    const int listen_fd = own ? listen_on(o.coordinator_host, o.coordinator_port) : o.coordinator_listen_fd;
+    const std::vector<int> listen_fds =
+        own ? listen_on_each(o.listen_hosts, o.coordinator_port) : std::vector<int>{o.coordinator_listen_fd};
     // Every rank's Hello, by rank: where its peers dial it.
     std::vector<char> table(kHelloBytes * world_);
-    for (const Admitted& a : admit_ranks(listen_fd, world_ - 1, 0)) {
+    for (const Admitted& a : admit_ranks(listen_fds, world_ - 1, 0)) {
       const std::vector<char> h = encode_hello(a.hello);
       std::copy(h.begin(), h.end(), table.begin() + static_cast<long>(kHelloBytes * a.hello.rank));
     }
     for (int r = 1; r < world_; ++r) write_exact(peers_[r].fd, table.data(), table.size(), deadline);
     return;
   }
-  const int listen_fd = listen_on(o.listen_host, 0);
+  const std::vector<int> listen_fds = listen_on_each(o.listen_hosts, 0);
   try {
-    const Hello me{rank_, local_port(listen_fd), o.listen_host};
-    peers_[0].fd = dial_and_introduce(o.coordinator_host, o.coordinator_port, me, deadline);
+    const Hello me{rank_, local_port(listen_fds.front()), o.listen_hosts.front()};
+    peers_[0].fd = dial_and_introduce(o.coordinator_host, o.coordinator_port, me, o.secret, deadline);
     std::vector<char> table(kHelloBytes * world_);
     read_exact(peers_[0].fd, table.data(), table.size(), deadline);
     // Higher ranks dial lower ones, so each pair has exactly one connection.
@@ -102,13 +103,14 @@ void TcpRuntime::bootstrap(const TcpOptions& o) {
       const Hello peer = decode_hello(table.data() + kHelloBytes * r);
       if (peer.rank != r)
         throw std::runtime_error(fmt::format("bootstrap: rank 0 listed rank {} as rank {}", r, peer.rank));
-      peers_[r].fd = dial_and_introduce(o.peer_hosts.empty() ? peer.host : o.peer_hosts[r], peer.port, me, deadline);
+      peers_[r].fd =
+          dial_and_introduce(o.peer_hosts.empty() ? peer.host : o.peer_hosts[r], peer.port, me, o.secret, deadline);
     }
   } catch (...) {
-    ::close(listen_fd);  // admit_ranks closes it from here on
+    for (int fd : listen_fds) ::close(fd);  // admit_ranks closes them from here on
     throw;
   }
-  admit_ranks(listen_fd, world_ - 1 - rank_, rank_);
+  admit_ranks(listen_fds, world_ - 1 - rank_, rank_);
 }
 
 TcpRuntime::~TcpRuntime() {

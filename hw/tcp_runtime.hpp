@@ -20,10 +20,14 @@
 namespace hw {
 
 struct TcpOptions {
-  std::string coordinator_host = "127.0.0.1";
+  std::string coordinator_host = "127.0.0.1";  // where ranks other than 0 dial rank 0
   int coordinator_port = 0;
-  int coordinator_listen_fd = -1;         // rank 0 may be handed a listening socket
-  std::string listen_host = "127.0.0.1";  // where this rank accepts its peers
+  int coordinator_listen_fd = -1;  // rank 0 may be handed a listening socket
+  // Where this rank accepts its peers (rank 0: its ranks too, on coordinator_port):
+  // its own addresses, never every address of the host.
+  std::vector<std::string> listen_hosts = {"127.0.0.1"};
+  // The cluster's secret: a connection that cannot prove it holds it is refused.
+  std::string secret;
   // Where to dial each rank (by rank; empty: the host it registered with rank 0).
   std::vector<std::string> peer_hosts;
   double bootstrap_timeout_s = 30;
