@@ -22,6 +22,8 @@ namespace hw {
 namespace {
 
 constexpr double kCloseFlushSeconds = 10;
+// How long send() waits, over its queue limit, for a peer that reads nothing.
+constexpr double kSendStallSeconds = 60;
 // How long a closing runtime waits for its peers to close their ends (they
 // do as they finish; the reporting rank last, once it has read every report).
 constexpr double kCloseDrainSeconds = 10;
@@ -35,8 +37,11 @@ TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
       world_(world),
       busy_wait_compute_(options.busy_wait_compute),
       max_message_bytes_(options.max_message_bytes),
+      max_queued_bytes_(options.max_queued_bytes),
+      max_unread_bytes_(options.max_unread_bytes),
       start_(std::chrono::steady_clock::now()),
-      peers_(world) {
+      peers_(world),
+      inbox_(options.max_unread_bytes) {
   if (rank < 0 || rank >= world) throw std::invalid_argument("rank out of range");
   if (!options.peer_hosts.empty() && static_cast<int>(options.peer_hosts.size()) != world)
     throw std::invalid_argument("peer_hosts must name every rank");
@@ -171,6 +176,20 @@ void TcpRuntime::send(int dst, int tag, engine::Payload payload) {
   if (payload.size > max_message_bytes_)
     throw std::invalid_argument(
         fmt::format("a {}-byte message is over the transport's {}-byte limit", payload.size, max_message_bytes_));
+  // Backpressure: wait (moving bytes both ways) while this message would take
+  // the queue past its limit; a peer that takes nothing for kSendStallSeconds is failed.
+  Deadline give_up = deadline_in(kSendStallSeconds);
+  for (std::uint64_t before = p.queued_bytes;
+       p.failure.empty() && p.queued_bytes > 0 && p.queued_bytes + payload.bytes.size() > max_queued_bytes_;
+       before = p.queued_bytes) {
+    if (std::chrono::steady_clock::now() >= give_up)
+      p.fail(fmt::format("read nothing of {} queued bytes for {} s", p.queued_bytes, kSendStallSeconds));
+    else
+      progress(std::min(give_up, std::chrono::steady_clock::now() + std::chrono::milliseconds(10)));
+    if (p.queued_bytes < before) give_up = deadline_in(kSendStallSeconds);  // the peer reads: wait on
+  }
+  p.check(dst);
+  p.queued_bytes += payload.bytes.size();
   p.out.push_back(OutFrame{encode_tcp_header(tag, payload), std::move(payload)});
   flush_writes(dst);
 }
@@ -206,7 +225,10 @@ void TcpRuntime::flush_writes(int peer) {
       return p.fail(std::string("send: ") + std::strerror(errno));
     }
     f.sent += static_cast<std::uint64_t>(w);
-    if (f.sent == f.total()) p.out.pop_front();
+    if (f.sent == f.total()) {
+      p.queued_bytes -= f.payload.bytes.size();
+      p.out.pop_front();
+    }
   }
 }
 
@@ -251,8 +273,10 @@ void TcpRuntime::read_available(int peer) {
     }
     if (in.header_got == kTcpHeaderBytes && in.got == in.frame.size) {
       engine::Payload m{in.frame.size, std::move(in.bytes)};
-      inbox_.put(peer, in.frame.tag, std::move(m));
+      const int tag = in.frame.tag;
       in = InFrame{};
+      if (!inbox_.put(peer, tag, std::move(m)))
+        return p.fail(fmt::format("sent more than the {} bytes that may wait unread", max_unread_bytes_));
     }
   }
 }

@@ -36,6 +36,10 @@ struct TcpOptions {
   bool busy_wait_compute = false;
   // A longer message from the wire fails its sender (a malformed frame); a longer send is refused.
   std::uint64_t max_message_bytes = kMaxMessageBytes;
+  // Backpressure: send() waits while this much is queued for a peer that does not read.
+  std::uint64_t max_queued_bytes = std::uint64_t{256} << 20;
+  // What may wait unread from one peer; past it the peer is failed (engine::Inbox).
+  std::uint64_t max_unread_bytes = engine::Inbox::kDefaultMaxBytesPerSender;
   // Told of every connection dropped during bootstrap ("ADDRESS:PORT on port P: reason").
   std::function<void(const std::string&)> refused = [](const std::string&) {};
 };
@@ -54,6 +58,8 @@ class TcpRuntime : public engine::Runtime {
   void compute(double seconds) override;
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
+  // The real bytes queued for `peer` and not yet written to its socket.
+  std::uint64_t queued_bytes(int peer) const { return peers_.at(peer).queued_bytes; }
 
   // Every rank waits until all have called it (through rank 0).
   void barrier(double timeout_s);
@@ -75,6 +81,7 @@ class TcpRuntime : public engine::Runtime {
   struct Peer : PeerState<OutFrame> {
     int fd = -1;
     InFrame in;
+    std::uint64_t queued_bytes = 0;  // real payload bytes in `out`
   };
 
   void bootstrap(const TcpOptions& options);
@@ -86,7 +93,7 @@ class TcpRuntime : public engine::Runtime {
 
   int rank_, world_;
   bool busy_wait_compute_;
-  std::uint64_t max_message_bytes_;
+  std::uint64_t max_message_bytes_, max_queued_bytes_, max_unread_bytes_;
   std::chrono::steady_clock::duration wake_lateness_{};  // running mean, for compute()
   std::chrono::steady_clock::time_point start_;
   std::vector<Peer> peers_;

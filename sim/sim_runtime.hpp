@@ -4,6 +4,8 @@
 
 #include <simgrid/forward.h>
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -56,7 +58,7 @@ class SimRuntime : public engine::Runtime {
   const std::vector<double>& speed_;
   bool on_secondary_ = false;
   std::vector<Peer> peers_;
-  engine::Inbox inbox_;
+  engine::Inbox inbox_{std::numeric_limits<std::uint64_t>::max()};  // no stranger sends here: unbounded
 };
 
 // Name of the mailbox carrying messages from `src` to `dst` on `channel`.

@@ -159,8 +159,9 @@ void VerbsRuntime::on_frame(int peer, std::span<const std::byte> frame) {
   const FrameHeader h = read_frame_header(frame);
   p.credits.on_frame(h.credits);
   auto message = p.assembler.accept(h, frame);
-  if (!message) return p.credits.consume();                      // copied into the message under way, or only credits
-  inbox_.put(peer, message->first, std::move(message->second));  // its slot is owed once recv() takes it
+  if (!message) return p.credits.consume();  // copied into the message under way, or only credits
+  if (!inbox_.put(peer, message->first, std::move(message->second)))  // its slot is owed once recv() takes it
+    throw FrameError("sent more than the bytes that may wait unread");
 }
 
 bool VerbsRuntime::push(int peer) {

@@ -43,4 +43,18 @@ TEST(Inbox, HandsBackTheBytesItWasGiven) {
   EXPECT_EQ(got->bytes, std::vector<std::byte>(std::begin(data), std::end(data)));
 }
 
+// What waits is bounded per sender, in real bytes: one sender past its limit
+// is refused (its transport fails it) while the others and size-only payloads go on.
+TEST(Inbox, RefusesASenderPastItsByteLimitAndOnlyThatSender) {
+  Inbox inbox(100);
+  const auto bytes = [](std::size_t n) { return Payload::of(std::vector<std::byte>(n)); };
+  EXPECT_TRUE(inbox.put(1, 7, bytes(60)));
+  EXPECT_FALSE(inbox.put(1, 8, bytes(50)));
+  EXPECT_FALSE(inbox.holds(1, 8));
+  EXPECT_TRUE(inbox.put(2, 7, bytes(100)));
+  EXPECT_TRUE(inbox.put(1, 9, Payload::sized(1'000'000)));  // size only: holds no memory
+  EXPECT_EQ(inbox.take(1, 7)->size, 60u);
+  EXPECT_TRUE(inbox.put(1, 8, bytes(100)));  // taken bytes no longer count
+}
+
 }  // namespace
