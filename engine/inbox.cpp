@@ -20,4 +20,19 @@ std::optional<Payload> Inbox::take(int src, int tag) {
   return oldest;
 }
 
+std::map<int, std::size_t> Inbox::drop_if(const std::function<bool(int tag)>& stale) {
+  std::map<int, std::size_t> dropped;
+  for (auto queue = queues_.begin(); queue != queues_.end();) {
+    if (!stale(queue->first.second)) {
+      ++queue;
+      continue;
+    }
+    const int src = queue->first.first;
+    for (const Payload& p : queue->second) waiting_bytes_[src] -= p.bytes.size();
+    dropped[src] += queue->second.size();
+    queue = queues_.erase(queue);
+  }
+  return dropped;
+}
+
 }  // namespace engine

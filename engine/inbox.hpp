@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <utility>
@@ -31,6 +32,8 @@ class Inbox {
   bool put(int src, int tag, Payload payload);
   // The oldest payload from `src` with `tag`; nothing when none waits.
   std::optional<Payload> take(int src, int tag);
+  // Drops every payload whose tag `stale(tag)` holds; returns how many, by sender.
+  std::map<int, std::size_t> drop_if(const std::function<bool(int tag)>& stale);
   // Whether take(src, tag) would return a payload.
   bool holds(int src, int tag) const { return queues_.contains({src, tag}); }
 

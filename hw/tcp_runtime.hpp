@@ -58,6 +58,7 @@ class TcpRuntime : public engine::Runtime {
   void compute(double seconds) override;
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
+  void drop_waiting(const std::function<bool(int tag)>& stale) override { inbox_.drop_if(stale); }
   // The real bytes queued for `peer` and not yet written to its socket.
   std::uint64_t queued_bytes(int peer) const { return peers_.at(peer).queued_bytes; }
 

@@ -36,6 +36,7 @@ class SimRuntime : public engine::Runtime {
   bool can_relay() const override { return true; }
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
+  void drop_waiting(const std::function<bool(int tag)>& stale) override { inbox_.drop_if(stale); }
 
  private:
   // Per peer, looked up once: the send path runs millions of times per run.

@@ -108,6 +108,11 @@ engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
   return message;
 }
 
+void VerbsRuntime::drop_waiting(const std::function<bool(int tag)>& stale) {
+  for (const auto& [src, messages] : inbox_.drop_if(stale))
+    for (std::size_t k = 0; k < messages; ++k) peers_[src].credits.consume();  // as if taken: the slots go back
+}
+
 void VerbsRuntime::progress(Clock::time_point until, int src, int tag) {
   for (;;) {
     bool moved = false;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace {
 
 using engine::Inbox;
@@ -55,6 +57,20 @@ TEST(Inbox, RefusesASenderPastItsByteLimitAndOnlyThatSender) {
   EXPECT_TRUE(inbox.put(1, 9, Payload::sized(1'000'000)));  // size only: holds no memory
   EXPECT_EQ(inbox.take(1, 7)->size, 60u);
   EXPECT_TRUE(inbox.put(1, 8, bytes(100)));  // taken bytes no longer count
+}
+
+TEST(Inbox, DropsOnlyTheTagsItIsTold) {
+  Inbox inbox(100);
+  inbox.put(1, 7, Payload::of(std::vector<std::byte>(100)));
+  inbox.put(2, 7, Payload::sized(1));
+  inbox.put(1, 8, Payload::sized(2));
+  inbox.put(1, 7, Payload::sized(3));
+  const std::map<int, std::size_t> dropped = inbox.drop_if([](int tag) { return tag == 7; });
+  EXPECT_EQ(dropped, (std::map<int, std::size_t>{{1, 2}, {2, 1}}));  // what a transport returns credits for
+  EXPECT_FALSE(inbox.holds(1, 7));
+  EXPECT_FALSE(inbox.holds(2, 7));
+  EXPECT_EQ(inbox.take(1, 8)->size, 2u);
+  EXPECT_TRUE(inbox.put(1, 9, Payload::of(std::vector<std::byte>(100))));  // the dropped bytes are free again
 }
 
 }  // namespace
