@@ -12,6 +12,7 @@
 #include "cli/run_report.hpp"
 #include "engine/error.hpp"
 #include "hw/launcher.hpp"
+#include "hw/membership_proof.hpp"
 #include "hw/platform.hpp"
 #include "hw/socket_util.hpp"
 
@@ -49,6 +50,8 @@ int launch(const LaunchOptions& o) {
     throw engine::InputError(cluster_file, "",
                              fmt::format("{} host(s), but scenario {} has {} node(s)", cluster.world(), o.scenario,
                                          l.scenario.nodes.size()));
+  // Without a secret in the file, one for this run, on each rank's stdin (never a command line).
+  const std::string secret = cluster.secret.empty() ? hw::make_cluster_secret() : "";
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < cluster.world(); ++r) {
     std::vector<std::string> node{hw::self_executable(),
@@ -61,11 +64,12 @@ int launch(const LaunchOptions& o) {
                                   "--out",
                                   out};
     for (const auto& card : o.cards) node.insert(node.end(), {"--card", card});
+    if (!secret.empty()) node.push_back("--secret-stdin");
     const bool same_machine = o.local > 0 || !o.exec_prefix.empty();
     if (has_cores_to_spare(cluster, r, same_machine)) node.push_back("--busy-wait");
     commands.push_back(hw::rank_command(cluster, r, o.exec_prefix, node));
   }
-  return hw::run_ranks(commands, o.timeout_s, o.dry_run);
+  return hw::run_ranks(commands, o.timeout_s, o.dry_run, {}, secret.empty() ? "" : secret + "\n");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "cli/run_report.hpp"
 #include "engine/error.hpp"
 #include "hw/launcher.hpp"
+#include "hw/membership_proof.hpp"
 #include "hw/netns_faults.hpp"
 #include "hw/netns_mesh.hpp"
 #include "hw/platform.hpp"
@@ -85,11 +86,21 @@ int launch_netns(const NetnsLaunch& o) {
   std::ofstream(log, std::ios::trunc) << "";
   hw::append_event(log, unix_now_s(), {0, "netns-mesh", "", shaping + "; link card probed on it: " + card});
   const hw::ClusterSpec spec = hw::load_cluster(cluster);
+  const std::string secret = hw::make_cluster_secret();  // on each rank's stdin, never a command line
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < world; ++r) {
-    std::vector<std::string> node{
-        hw::self_executable(), "node", "--rank", std::to_string(r), "--cluster", cluster, o.scenario, "--out", out,
-        "--applied-faults",    log};
+    std::vector<std::string> node{hw::self_executable(),
+                                  "node",
+                                  "--rank",
+                                  std::to_string(r),
+                                  "--cluster",
+                                  cluster,
+                                  o.scenario,
+                                  "--out",
+                                  out,
+                                  "--applied-faults",
+                                  log,
+                                  "--secret-stdin"};
     for (const auto& c : o.cards) node.insert(node.end(), {"--card", c});
     node.insert(node.end(), {"--card", card});  // last: it replaces the scenario's link card
     commands.push_back(hw::rank_command(spec, r, mesh.exec_prefix(), node));
@@ -110,7 +121,7 @@ int launch_netns(const NetnsLaunch& o) {
     });
     faults.end_endless_hangs(pids);
   };
-  const int status = hw::run_ranks(commands, o.timeout_s, false, hooks);
+  const int status = hw::run_ranks(commands, o.timeout_s, false, hooks, secret + "\n");
   fmt::print(stderr,
              "launch: simulated twin: meshinfer run {} --card {} --out {}/sim; then meshinfer compare "
              "{}/sim/report.json {}/report.json\n",

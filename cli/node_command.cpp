@@ -23,11 +23,16 @@ struct NodeOptions {
   std::string cluster, scenario, out, applied_faults;
   std::vector<std::string> cards;
   bool busy_wait = false;
+  bool secret_stdin = false;
   double bootstrap_timeout_s = 60;
 };
 
 int node(const NodeOptions& o) {
-  const hw::ClusterSpec cluster = hw::load_cluster(o.cluster);
+  hw::ClusterSpec cluster = hw::load_cluster(o.cluster);
+  if (o.secret_stdin) hw::read_secret_from_stdin(cluster);
+  if (cluster.secret.empty())
+    fmt::print(stderr, "rank {}: {} has no \"secret\": any meshinfer process can join this cluster\n", o.rank,
+               o.cluster);
   const LoadedScenario l = load_for_run(o.scenario, o.cards, std::nullopt, o.rank == 0);
   if (!l.scenario.faults.empty() && o.applied_faults.empty())
     fmt::print(stderr, "rank {}: the scenario's faults are injected in simulation only; a real run meets the world's\n",
@@ -71,6 +76,7 @@ void add_node_command(CLI::App& app, int& status) {
   cmd->add_option("--applied-faults", o->applied_faults,
                   "the launcher's log of faults it applied (launch --netns), added to the report");
   cmd->add_option("--bootstrap-timeout", o->bootstrap_timeout_s, "seconds to wait for every rank to join");
+  cmd->add_flag("--secret-stdin", o->secret_stdin, "read the cluster's secret from standard input (launch's way)");
   cmd->callback([o, &status] { status = node(*o); });
 }
 

@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "hw/launcher.hpp"
 #include "hw/link_probe.hpp"
+#include "hw/membership_proof.hpp"
 #include "hw/platform.hpp"
 #include "hw/transport.hpp"
 
@@ -23,6 +24,7 @@ struct ProbeCommandOptions {
   double timeout_s = 300;
   bool dry_run = false;
   bool figures_json = false;  // rank 0 prints the figures as JSON, and writes no card
+  bool secret_stdin = false;
 };
 
 std::vector<std::string> rank_args(const ProbeCommandOptions& o, int r) {
@@ -41,11 +43,13 @@ std::vector<std::string> rank_args(const ProbeCommandOptions& o, int r) {
           "--bytes",
           std::to_string(o.probe.bulk_bytes),
           "--repeats",
-          std::to_string(o.probe.bulk_repeats)};
+          std::to_string(o.probe.bulk_repeats),
+          "--secret-stdin"};
 }
 
-int probe_one_rank(const ProbeCommandOptions& o, const hw::ClusterSpec& cluster) {
+int probe_one_rank(const ProbeCommandOptions& o, hw::ClusterSpec cluster) {
   hw::die_with_parent();
+  if (o.secret_stdin) hw::read_secret_from_stdin(cluster);
   const auto rt = hw::make_runtime(cluster, o.rank, hw::TransportOptions{});
   const auto pairs = hw::probe_links(*rt, o.probe);
   if (o.rank != 0) return 0;
@@ -71,7 +75,9 @@ int probe(const ProbeCommandOptions& o) {
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < cluster.world(); ++r)
     commands.push_back(hw::rank_command(cluster, r, o.exec_prefix, rank_args(o, r)));
-  return hw::run_ranks(commands, o.timeout_s, o.dry_run);
+  // The file's secret, or one for this run: on each rank's stdin, never a command line.
+  const std::string secret = cluster.secret.empty() ? hw::make_cluster_secret() : cluster.secret;
+  return hw::run_ranks(commands, o.timeout_s, o.dry_run, {}, secret + "\n");
 }
 
 }  // namespace
@@ -85,6 +91,7 @@ void add_probe_command(CLI::App& app, int& status) {
   cmd->add_option("--out", o->out, "link card file to write; the card is named after its stem");
   cmd->add_option("--port-kind", o->port_kind, "the card's port_kind: thunderbolt, qsfp or ethernet");
   cmd->add_option("--pings", o->probe.pings, "round trips per pair")->check(CLI::PositiveNumber);
+  cmd->add_flag("--secret-stdin", o->secret_stdin, "read the cluster's secret from standard input (launch's way)");
   cmd->add_option("--bytes", o->probe.bulk_bytes, "bytes per timed transfer")->check(CLI::PositiveNumber);
   cmd->add_option("--repeats", o->probe.bulk_repeats, "timed transfers per direction")->check(CLI::PositiveNumber);
   cmd->add_option("--timeout", o->timeout_s, "seconds before every rank is killed");

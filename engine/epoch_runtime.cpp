@@ -13,6 +13,8 @@ namespace engine {
 EpochRuntime::EpochRuntime(Runtime& physical, Liveness& m, std::vector<int> members, int epoch)
     : ForwardingRuntime(physical), m_(m), members_(std::move(members)), epoch_(epoch) {
   rank_ = static_cast<int>(std::find(members_.begin(), members_.end(), physical.rank()) - members_.begin());
+  // What earlier epochs left behind would wait forever: nobody asks for it again.
+  physical.drop_waiting([epoch](int wire) { return tags::fenced_before(wire, epoch); });
 }
 
 void EpochRuntime::send(int dst, int tag, Payload payload) {

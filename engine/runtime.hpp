@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -54,6 +55,10 @@ class Runtime {
   // Next message from `src` with `tag`; messages with other tags are kept for
   // later calls. Throws Timeout after `timeout_s`, PeerFailure if `src` died.
   virtual Payload recv(int src, int tag, double timeout_s) = 0;
+
+  // Drops the messages waiting for this caller whose tag `stale` says nobody
+  // will ask for again (an epoch's, once it is over). Default: keeps them.
+  virtual void drop_waiting(const std::function<bool(int tag)>& stale) { (void)stale; }
 };
 
 // A Runtime that passes every call on to another; decorators (metering,
@@ -72,6 +77,7 @@ class ForwardingRuntime : public Runtime {
   bool can_relay() const override { return inner_.can_relay(); }
   void send(int dst, int tag, Payload payload) override { inner_.send(dst, tag, std::move(payload)); }
   Payload recv(int src, int tag, double timeout_s) override { return inner_.recv(src, tag, timeout_s); }
+  void drop_waiting(const std::function<bool(int tag)>& stale) override { inner_.drop_waiting(stale); }
 
  protected:
   Runtime& inner_;

@@ -28,6 +28,14 @@ inline constexpr int kEpochStride = 1 << 20;
 inline constexpr int kFencedEpochs = 1023;  // (kFencedEpochs + 1) * kEpochStride == kControl
 // The tag an epoch tag travels under in `epoch`. REQUIRES: epoch >= 0.
 constexpr int fenced(int tag, int epoch) { return tag + (epoch % kFencedEpochs + 1) * kEpochStride; }
+// Whether `wire` is an epoch tag of one of the 511 epochs before `epoch`: what
+// no one in `epoch` or later asks for. (Tags of the epochs after it are kept:
+// a faster peer may already be there.) REQUIRES: epoch >= 0.
+constexpr bool fenced_before(int wire, int epoch) {
+  if (wire < kEpochStride || wire >= (kFencedEpochs + 1) * kEpochStride) return false;  // not fenced
+  const int behind = (epoch % kFencedEpochs + 1 - wire / kEpochStride + kFencedEpochs) % kFencedEpochs;
+  return behind >= 1 && behind <= kFencedEpochs / 2;
+}
 
 // Rule 2: on the physical runtime, across epochs.
 inline constexpr int kHeartbeat = 1;

@@ -7,10 +7,12 @@
 
 #include <array>
 #include <cerrno>
-#include <cstdint>
 #include <cstring>
+#include <span>
 #include <stdexcept>
+#include <thread>
 
+#include "hw/membership_proof.hpp"
 #include "hw/platform.hpp"
 
 namespace hw {
@@ -20,20 +22,22 @@ namespace {
 // Connections in their handshake at once; beyond it the oldest is dropped, so
 // a flood of strangers costs bounded memory and descriptors.
 constexpr std::size_t kMaxPending = 64;
+constexpr std::size_t kAnswerBytes = kHelloBytes + kProofBytes;
 
 struct Pending {
   int fd = -1;
   std::string from;
   Deadline until;
-  std::array<char, kHelloBytes> bytes{};
+  Challenge challenge{};
+  std::array<char, kAnswerBytes> answer{};
   std::size_t got = 0;
 };
 
 }  // namespace
 
-std::vector<Admitted> admit(int listen_fd, int count, const HelloCheck& check, Deadline deadline,
-                            const RefusedFn& refused) {
-  set_nonblocking(listen_fd);
+std::vector<Admitted> admit(const std::vector<int>& listen_fds, const std::string& secret, int count,
+                            const HelloCheck& check, Deadline deadline, const RefusedFn& refused) {
+  for (int fd : listen_fds) set_nonblocking(fd);
   std::vector<Admitted> in;
   std::vector<Pending> pending;
   const auto drop = [&](std::size_t i, const std::string& why) {
@@ -41,10 +45,14 @@ std::vector<Admitted> admit(int listen_fd, int count, const HelloCheck& check, D
     ::close(pending[i].fd);
     pending.erase(pending.begin() + static_cast<long>(i));
   };
-  // Why the Hello of `p` is refused here, or empty.
+  // Why the answer of `p` is refused, or empty.
   const auto judge = [&](const Pending& p) -> std::string {
     try {
-      const Hello h = decode_hello(p.bytes.data());
+      const Hello h = decode_hello(p.answer.data());
+      Proof proof;
+      std::memcpy(proof.data(), p.answer.data() + kHelloBytes, proof.size());
+      if (!proves(proof, secret, p.challenge, std::span(p.answer.data(), kHelloBytes)))
+        return fmt::format("claims rank {} without the cluster's secret (a wrong or replayed proof)", h.rank);
       for (const Admitted& a : in)
         if (a.hello.rank == h.rank) return fmt::format("claims rank {}, which has already joined", h.rank);
       return check(h);
@@ -52,6 +60,19 @@ std::vector<Admitted> admit(int listen_fd, int count, const HelloCheck& check, D
       return e.what();
     }
   };
+  const auto accept_all = [&](int listen_fd) {
+    for (int fd; (fd = accept_cloexec(listen_fd)) >= 0;) {
+      set_nonblocking(fd);
+      if (pending.size() == kMaxPending) drop(0, "dropped: too many connections in their handshake");
+      Pending p{fd, peer_address(fd), std::min(deadline, deadline_in(kHandshakeSeconds)), make_challenge()};
+      // A fresh connection's send buffer takes a challenge whole.
+      const bool sent =
+          send_no_sigpipe(fd, p.challenge.data(), p.challenge.size()) == static_cast<ssize_t>(p.challenge.size());
+      pending.push_back(std::move(p));
+      if (!sent) drop(pending.size() - 1, "gone before its challenge was sent");
+    }
+  };
+  const std::size_t listeners = listen_fds.size();
   try {
     while (static_cast<int>(in.size()) < count) {
       const auto now = std::chrono::steady_clock::now();
@@ -61,40 +82,37 @@ std::vector<Admitted> admit(int listen_fd, int count, const HelloCheck& check, D
       for (std::size_t i = pending.size(); i-- > 0;) {
         if (pending[i].until <= now)
           drop(i, fmt::format("silent for {} s in its handshake ({} of {} bytes)", kHandshakeSeconds, pending[i].got,
-                              kHelloBytes));
+                              kAnswerBytes));
         else
           wake = std::min(wake, pending[i].until);
       }
-      std::vector<pollfd> fds{{listen_fd, POLLIN, 0}};
+      std::vector<pollfd> fds;
+      for (int fd : listen_fds) fds.push_back({fd, POLLIN, 0});
       for (const Pending& p : pending) fds.push_back({p.fd, POLLIN, 0});
       const int n = poll_for(fds.data(), fds.size(), wake - now);
       if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
       if (n <= 0) continue;
       for (std::size_t i = pending.size(); i-- > 0;) {
-        if (fds[i + 1].revents == 0) continue;
+        if (fds[listeners + i].revents == 0) continue;
         Pending& p = pending[i];
-        const ssize_t r = ::recv(p.fd, p.bytes.data() + p.got, kHelloBytes - p.got, 0);
+        const ssize_t r = ::recv(p.fd, p.answer.data() + p.got, kAnswerBytes - p.got, 0);
         if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
         if (r <= 0) {
-          drop(i, r == 0 ? fmt::format("closed after {} of {} handshake bytes", p.got, kHelloBytes)
+          drop(i, r == 0 ? fmt::format("closed after {} of {} handshake bytes", p.got, kAnswerBytes)
                          : std::string("recv: ") + std::strerror(errno));
           continue;
         }
         p.got += static_cast<std::size_t>(r);
-        if (p.got < kHelloBytes) continue;
+        if (p.got < kAnswerBytes) continue;
         if (const std::string why = judge(p); !why.empty()) {
           drop(i, why);
           continue;
         }
-        in.push_back({p.fd, decode_hello(p.bytes.data())});
+        in.push_back({p.fd, decode_hello(p.answer.data())});
         pending.erase(pending.begin() + static_cast<long>(i));
       }
-      if ((fds[0].revents & POLLIN) == 0) continue;
-      for (int fd; (fd = accept_cloexec(listen_fd)) >= 0;) {
-        set_nonblocking(fd);
-        if (pending.size() == kMaxPending) drop(0, "dropped: too many connections in their handshake");
-        pending.push_back({fd, peer_address(fd), std::min(deadline, deadline_in(kHandshakeSeconds))});
-      }
+      for (std::size_t l = 0; l < listeners; ++l)
+        if (fds[l].revents & POLLIN) accept_all(listen_fds[l]);
     }
   } catch (...) {
     for (const Pending& p : pending) ::close(p.fd);
@@ -105,16 +123,26 @@ std::vector<Admitted> admit(int listen_fd, int count, const HelloCheck& check, D
   return in;
 }
 
-int dial_and_introduce(const std::string& host, int port, const Hello& me, Deadline deadline) {
-  const int fd = dial(host, port, deadline);
-  const std::vector<char> hello = encode_hello(me);
-  try {
-    write_exact(fd, hello.data(), hello.size(), deadline);
-  } catch (...) {
-    ::close(fd);
-    throw;
+int dial_and_introduce(const std::string& host, int port, const Hello& me, const std::string& secret,
+                       Deadline deadline) {
+  // A listener flooded by strangers may drop this connection too: dial again.
+  for (;;) {
+    const int fd = dial(host, port, deadline);
+    try {
+      Challenge challenge;
+      read_exact(fd, challenge.data(), challenge.size(), deadline);
+      std::vector<char> answer = encode_hello(me);
+      const Proof proof = prove(secret, challenge, answer);
+      answer.insert(answer.end(), proof.begin(), proof.end());
+      write_exact(fd, answer.data(), answer.size(), deadline);
+      return fd;
+    } catch (const std::runtime_error& e) {
+      ::close(fd);
+      if (std::chrono::steady_clock::now() >= deadline)
+        throw std::runtime_error(fmt::format("no handshake with {}:{}: {}", host, port, e.what()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
-  return fd;
 }
 
 }  // namespace hw

@@ -1,8 +1,10 @@
-// Who gets in during bootstrap. A dialling rank introduces itself with a
-// Hello (hw/hello.hpp); the listening side admits the ranks it waits for and drops, with a
-// reason, every connection that does not finish a valid Hello in time: one
-// that closes early, sends garbage, stays silent or claims a rank not expected.
-// Connections are served side by side, so a stranger never delays a member.
+// Who gets in during bootstrap. The listening side sends each connection a
+// fresh challenge; a dialling rank answers with its Hello (hw/hello.hpp) and
+// the proof that it holds the cluster's secret (hw/membership_proof.hpp).
+// The listener admits the ranks it waits for and drops, with a reason, every
+// connection that does not answer well in time: one that closes early, sends
+// garbage or a wrong (or replayed) proof, stays silent, or claims a rank not
+// expected. Connections are served side by side, so a stranger never delays a member.
 #pragma once
 
 #include <functional>
@@ -14,7 +16,7 @@
 
 namespace hw {
 
-// How long a connection may take to send its Hello.
+// How long a connection may take to answer its challenge.
 inline constexpr double kHandshakeSeconds = 5;
 
 struct Admitted {
@@ -22,19 +24,21 @@ struct Admitted {
   Hello hello;
 };
 
-// Why a Hello is not welcome here (already joined, not a rank this side
-// waits for...); empty when it is.
+// Why a Hello is not welcome here (not a rank this side waits for...); empty when it is.
 using HelloCheck = std::function<std::string(const Hello&)>;
 // Called for each connection dropped: who it came from ("ADDRESS:PORT") and why.
 using RefusedFn = std::function<void(const std::string& from, const std::string& why)>;
 
-// Accepts on `listen_fd` until `count` connections have passed `check`, in
-// the order they completed. Throws std::runtime_error at `deadline` naming
-// how many are missing. The listening socket stays open.
-std::vector<Admitted> admit(int listen_fd, int count, const HelloCheck& check, Deadline deadline,
-                            const RefusedFn& refused);
+// Accepts on every one of `listen_fds` until `count` connections have proved
+// membership under `secret` and passed `check`, in the order they completed.
+// Throws std::runtime_error at `deadline` naming how many are missing. The
+// listening sockets stay open.
+std::vector<Admitted> admit(const std::vector<int>& listen_fds, const std::string& secret, int count,
+                            const HelloCheck& check, Deadline deadline, const RefusedFn& refused);
 
-// Dials host:port (retrying until `deadline`) and sends `me`; returns the fd.
-int dial_and_introduce(const std::string& host, int port, const Hello& me, Deadline deadline);
+// Dials host:port (retrying until `deadline`), answers the challenge as `me`
+// under `secret`; returns the fd.
+int dial_and_introduce(const std::string& host, int port, const Hello& me, const std::string& secret,
+                       Deadline deadline);
 
 }  // namespace hw

@@ -2,12 +2,16 @@
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <poll.h>
+#include <unistd.h>
 
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "engine/error.hpp"
 #include "engine/json_input.hpp"
+#include "hw/platform.hpp"
 #include "hw/verbs/verbs_frames.hpp"
 
 namespace hw {
@@ -18,6 +22,8 @@ using nlohmann::json;
 
 constexpr std::string_view kTransports[] = {"tcp", "rdma"};
 constexpr std::string_view kQpTypes[] = {"uc", "rc"};
+constexpr std::size_t kMinSecretChars = 32;
+constexpr int kSecretWaitSeconds = 10;
 
 bool is_ipv4(const std::string& s) {
   in_addr a{};
@@ -64,7 +70,7 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
   engine::JsonValue hosts(doc, "", file);
   if (doc.is_object()) {
     engine::JsonObject o(hosts);
-    o.only({"transport", "port", "hosts", "rdma_frame_bytes", "rdma_qp"});
+    o.only({"transport", "port", "hosts", "rdma_frame_bytes", "rdma_qp", "secret"});
     if (auto t = o.find("transport")) c.transport = engine::choice(*t, "transport", kTransports);
     if (auto p = o.find("port")) {
       c.port = p->as<int>();
@@ -80,6 +86,11 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
       }
     }
     if (auto q = o.find("rdma_qp")) c.rdma_qp = engine::choice(*q, "queue pair type", kQpTypes);
+    if (auto s = o.find("secret")) {
+      c.secret = s->as<std::string>();
+      if (c.secret.size() < kMinSecretChars)
+        s->fail(fmt::format("must be at least {} characters (launch makes 64 hex digits)", kMinSecretChars));
+    }
     hosts = o.need("hosts");
   }
   const std::vector<engine::JsonValue> list = hosts.elements();
@@ -101,7 +112,7 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
 
 ClusterSpec load_cluster(const std::string& path) { return parse_cluster(engine::read_text_file(path), path); }
 
-std::string local_cluster_json(int n, int port, const std::string& rdma_device) {
+std::string local_cluster_json(int n, int port, const std::string& rdma_device, const std::string& secret) {
   json hosts = json::array();
   for (int r = 0; r < n; ++r) {
     hosts.push_back({{"ssh", "localhost"}, {"ips", {"127.0.0.1"}}});
@@ -111,7 +122,20 @@ std::string local_cluster_json(int n, int port, const std::string& rdma_device) 
     hosts.back()["rdma"] = row;
   }
   const std::string transport = rdma_device.empty() ? "tcp" : "rdma";
-  return json{{"transport", transport}, {"port", port}, {"hosts", hosts}}.dump(2) + "\n";
+  json c{{"transport", transport}, {"port", port}, {"hosts", hosts}};
+  if (!secret.empty()) c["secret"] = secret;
+  return c.dump(2) + "\n";
+}
+
+void read_secret_from_stdin(ClusterSpec& c) {
+  // launch writes the line before the rank starts: waiting long means nobody will.
+  pollfd in{STDIN_FILENO, POLLIN, 0};
+  if (poll_for(&in, 1, std::chrono::seconds(kSecretWaitSeconds)) <= 0 || !std::getline(std::cin, c.secret) ||
+      c.secret.size() < kMinSecretChars)
+    throw engine::InputError("stdin", "",
+                             fmt::format("--secret-stdin: no cluster secret of at least {} characters on standard "
+                                         "input within {} s",
+                                         kMinSecretChars, kSecretWaitSeconds));
 }
 
 }  // namespace hw

@@ -27,6 +27,9 @@ struct ClusterSpec {
   DeviceMatrix rdma_devices;
   std::size_t rdma_frame_bytes = 4096;  // the verbs frame stride: 4 KiB on macOS 26.2, up to 512 KiB from 26.3
   std::string rdma_qp = "uc";           // "uc" (all macOS offers) or "rc"
+  // What every rank proves it holds (hw/membership_proof.hpp). Empty in the
+  // file: `launch` makes one per run and hands it to the ranks on their stdin.
+  std::string secret;
 
   int world() const { return static_cast<int>(hosts.size()); }
   // The address rank `from` dials to reach rank `to`: the first of `to`'s
@@ -42,7 +45,10 @@ ClusterSpec load_cluster(const std::string& path);
 ClusterSpec parse_cluster(const std::string& text, const std::string& file);
 // The cluster file for `n` ranks on 127.0.0.1, coordinator at `port`: over
 // TCP, or over the rdma transport with every pair on `rdma_device` when given
-// (rdma_lo under softrdma, a Soft-RoCE rxe0 on loopback's address...).
-std::string local_cluster_json(int n, int port, const std::string& rdma_device = "");
+// (rdma_lo under softrdma, a Soft-RoCE rxe0 on loopback's address...); with
+// `secret` when not empty.
+std::string local_cluster_json(int n, int port, const std::string& rdma_device = "", const std::string& secret = "");
+// Reads the secret `launch` writes on a rank's stdin (--secret-stdin) into `c`; waits at most 10 s.
+void read_secret_from_stdin(ClusterSpec& c);
 
 }  // namespace hw

@@ -88,7 +88,7 @@ std::vector<std::string> rank_command(const ClusterSpec& c, int r, const std::st
 }
 
 LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool capture,
-                              const LaunchHooks& hooks) {
+                              const LaunchHooks& hooks, const std::string& stdin_text) {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   struct sigaction old_int {
@@ -109,9 +109,16 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
   pid_t group = 0;
   std::fflush(nullptr);
   for (int r = 0; r < n; ++r) {
-    int out[2], err[2];
+    int out[2], err[2], in[2] = {-1, -1};
     pipe_cloexec(out);
     pipe_cloexec(err);
+    if (!stdin_text.empty()) {  // small: the pipe holds it whole before the child runs
+      pipe_cloexec(in);
+      const bool written =
+          ::write(in[1], stdin_text.data(), stdin_text.size()) == static_cast<ssize_t>(stdin_text.size());
+      ::close(in[1]);
+      if (!written) throw std::runtime_error("cannot hand a rank its standard input");
+    }
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("fork failed");
     if (pid == 0) {
@@ -119,6 +126,7 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
       ::signal(SIGINT, SIG_DFL);
       ::signal(SIGTERM, SIG_DFL);
       ::signal(SIGPIPE, SIG_DFL);  // tcp_socket may have ignored it here
+      if (in[0] >= 0) ::dup2(in[0], STDIN_FILENO);
       ::dup2(out[1], STDOUT_FILENO);
       ::dup2(err[1], STDERR_FILENO);
       std::vector<char*> args;
@@ -133,6 +141,7 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
     pids[r] = pid;
     ::close(out[1]);
     ::close(err[1]);
+    if (in[0] >= 0) ::close(in[0]);
     const std::string prefix = "[rank " + std::to_string(r) + "] ";
     streams.push_back({out[0], stdout, r, &hooks, prefix, {}, capture ? &result.output[r] : nullptr});
     streams.push_back({err[0], stderr, r, &hooks, prefix, {}, capture ? &result.errors[r] : nullptr});
@@ -176,7 +185,7 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
 }
 
 int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool dry_run,
-              const LaunchHooks& hooks) {
+              const LaunchHooks& hooks, const std::string& stdin_text) {
   if (dry_run) {
     for (const auto& argv : argvs) {
       std::string line;
@@ -185,7 +194,7 @@ int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout
     }
     return 0;
   }
-  const LaunchResult r = launch_processes(argvs, timeout_s, false, hooks);
+  const LaunchResult r = launch_processes(argvs, timeout_s, false, hooks, stdin_text);
   for (std::size_t k = 0; k < r.status.size(); ++k)
     if (r.status[k] != 0) std::fprintf(stderr, "launch: rank %zu ended with status %d\n", k, r.status[k]);
   if (r.timed_out) std::fprintf(stderr, "launch: timed out after %g s; every rank was killed\n", timeout_s);

@@ -68,6 +68,17 @@ int listen_on(const std::string& host, int port) {
   return fd;
 }
 
+std::vector<int> listen_on_each(const std::vector<std::string>& hosts, int port) {
+  std::vector<int> fds;
+  try {
+    for (const std::string& host : hosts) fds.push_back(listen_on(host, fds.empty() ? port : local_port(fds[0])));
+  } catch (...) {
+    for (int fd : fds) ::close(fd);
+    throw;
+  }
+  return fds;
+}
+
 int local_port(int fd) {
   sockaddr_in addr{};
   socklen_t len = sizeof addr;

@@ -12,6 +12,9 @@ using Deadline = std::chrono::steady_clock::time_point;
 Deadline deadline_in(double seconds);
 // A listening TCP socket on host:port (port 0: any); returns the fd.
 int listen_on(const std::string& host, int port);
+// One listening socket per host, all on one port: `port`, or (0) the one the
+// OS picks for the first. Throws when a host cannot have it.
+std::vector<int> listen_on_each(const std::vector<std::string>& hosts, int port);
 int local_port(int fd);
 // A loopback port p with p + 1 free too (a cluster's data and heartbeat bootstrap). Free when
 // checked: another process may take it before it is bound again.

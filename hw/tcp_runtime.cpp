@@ -22,6 +22,8 @@ namespace hw {
 namespace {
 
 constexpr double kCloseFlushSeconds = 10;
+// How long send() waits, over its queue limit, for a peer that reads nothing.
+constexpr double kSendStallSeconds = 60;
 // How long a closing runtime waits for its peers to close their ends (they
 // do as they finish; the reporting rank last, once it has read every report).
 constexpr double kCloseDrainSeconds = 10;
@@ -35,8 +37,11 @@ TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
       world_(world),
       busy_wait_compute_(options.busy_wait_compute),
       max_message_bytes_(options.max_message_bytes),
+      max_queued_bytes_(options.max_queued_bytes),
+      max_unread_bytes_(options.max_unread_bytes),
       start_(std::chrono::steady_clock::now()),
-      peers_(world) {
+      peers_(world),
+      inbox_(options.max_unread_bytes) {
   if (rank < 0 || rank >= world) throw std::invalid_argument("rank out of range");
   if (!options.peer_hosts.empty() && static_cast<int>(options.peer_hosts.size()) != world)
     throw std::invalid_argument("peer_hosts must name every rank");
@@ -55,13 +60,13 @@ TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
 void TcpRuntime::bootstrap(const TcpOptions& o) {
   const Deadline deadline = deadline_in(o.bootstrap_timeout_s);
   if (world_ == 1) return;
-  // Admits `count` ranks from (lowest, world) on `listen_fd`, then closes it.
-  const auto admit_ranks = [&](int listen_fd, int count, int lowest) {
-    const int port = local_port(listen_fd);
+  // Admits `count` ranks from (lowest, world) on `listen_fds`, then closes them.
+  const auto admit_ranks = [&](const std::vector<int>& listen_fds, int count, int lowest) {
+    const int port = local_port(listen_fds.front());
     std::vector<Admitted> joined;
     try {
       joined = admit(
-          listen_fd, count,
+          listen_fds, o.secret, count,
           [&](const Hello& h) {
             return h.rank > lowest && h.rank < world_
                        ? std::string()
@@ -72,29 +77,30 @@ void TcpRuntime::bootstrap(const TcpOptions& o) {
             o.refused(fmt::format("{} on port {}: {}", from, port, why));
           });
     } catch (...) {
-      ::close(listen_fd);
+      for (int fd : listen_fds) ::close(fd);
       throw;
     }
-    ::close(listen_fd);
+    for (int fd : listen_fds) ::close(fd);
     for (const Admitted& a : joined) peers_[a.hello.rank].fd = a.fd;
     return joined;
   };
   if (rank_ == 0) {
     const bool own = o.coordinator_listen_fd < 0;
-    const int listen_fd = own ? listen_on(o.coordinator_host, o.coordinator_port) : o.coordinator_listen_fd;
+    const std::vector<int> listen_fds =
+        own ? listen_on_each(o.listen_hosts, o.coordinator_port) : std::vector<int>{o.coordinator_listen_fd};
     // Every rank's Hello, by rank: where its peers dial it.
     std::vector<char> table(kHelloBytes * world_);
-    for (const Admitted& a : admit_ranks(listen_fd, world_ - 1, 0)) {
+    for (const Admitted& a : admit_ranks(listen_fds, world_ - 1, 0)) {
       const std::vector<char> h = encode_hello(a.hello);
       std::copy(h.begin(), h.end(), table.begin() + static_cast<long>(kHelloBytes * a.hello.rank));
     }
     for (int r = 1; r < world_; ++r) write_exact(peers_[r].fd, table.data(), table.size(), deadline);
     return;
   }
-  const int listen_fd = listen_on(o.listen_host, 0);
+  const std::vector<int> listen_fds = listen_on_each(o.listen_hosts, 0);
   try {
-    const Hello me{rank_, local_port(listen_fd), o.listen_host};
-    peers_[0].fd = dial_and_introduce(o.coordinator_host, o.coordinator_port, me, deadline);
+    const Hello me{rank_, local_port(listen_fds.front()), o.listen_hosts.front()};
+    peers_[0].fd = dial_and_introduce(o.coordinator_host, o.coordinator_port, me, o.secret, deadline);
     std::vector<char> table(kHelloBytes * world_);
     read_exact(peers_[0].fd, table.data(), table.size(), deadline);
     // Higher ranks dial lower ones, so each pair has exactly one connection.
@@ -102,13 +108,14 @@ void TcpRuntime::bootstrap(const TcpOptions& o) {
       const Hello peer = decode_hello(table.data() + kHelloBytes * r);
       if (peer.rank != r)
         throw std::runtime_error(fmt::format("bootstrap: rank 0 listed rank {} as rank {}", r, peer.rank));
-      peers_[r].fd = dial_and_introduce(o.peer_hosts.empty() ? peer.host : o.peer_hosts[r], peer.port, me, deadline);
+      peers_[r].fd =
+          dial_and_introduce(o.peer_hosts.empty() ? peer.host : o.peer_hosts[r], peer.port, me, o.secret, deadline);
     }
   } catch (...) {
-    ::close(listen_fd);  // admit_ranks closes it from here on
+    for (int fd : listen_fds) ::close(fd);  // admit_ranks closes them from here on
     throw;
   }
-  admit_ranks(listen_fd, world_ - 1 - rank_, rank_);
+  admit_ranks(listen_fds, world_ - 1 - rank_, rank_);
 }
 
 TcpRuntime::~TcpRuntime() {
@@ -169,6 +176,20 @@ void TcpRuntime::send(int dst, int tag, engine::Payload payload) {
   if (payload.size > max_message_bytes_)
     throw std::invalid_argument(
         fmt::format("a {}-byte message is over the transport's {}-byte limit", payload.size, max_message_bytes_));
+  // Backpressure: wait (moving bytes both ways) while this message would take
+  // the queue past its limit; a peer that takes nothing for kSendStallSeconds is failed.
+  Deadline give_up = deadline_in(kSendStallSeconds);
+  for (std::uint64_t before = p.queued_bytes;
+       p.failure.empty() && p.queued_bytes > 0 && p.queued_bytes + payload.bytes.size() > max_queued_bytes_;
+       before = p.queued_bytes) {
+    if (std::chrono::steady_clock::now() >= give_up)
+      p.fail(fmt::format("read nothing of {} queued bytes for {} s", p.queued_bytes, kSendStallSeconds));
+    else
+      progress(std::min(give_up, std::chrono::steady_clock::now() + std::chrono::milliseconds(10)));
+    if (p.queued_bytes < before) give_up = deadline_in(kSendStallSeconds);  // the peer reads: wait on
+  }
+  p.check(dst);
+  p.queued_bytes += payload.bytes.size();
   p.out.push_back(OutFrame{encode_tcp_header(tag, payload), std::move(payload)});
   flush_writes(dst);
 }
@@ -204,7 +225,10 @@ void TcpRuntime::flush_writes(int peer) {
       return p.fail(std::string("send: ") + std::strerror(errno));
     }
     f.sent += static_cast<std::uint64_t>(w);
-    if (f.sent == f.total()) p.out.pop_front();
+    if (f.sent == f.total()) {
+      p.queued_bytes -= f.payload.bytes.size();
+      p.out.pop_front();
+    }
   }
 }
 
@@ -249,8 +273,10 @@ void TcpRuntime::read_available(int peer) {
     }
     if (in.header_got == kTcpHeaderBytes && in.got == in.frame.size) {
       engine::Payload m{in.frame.size, std::move(in.bytes)};
-      inbox_.put(peer, in.frame.tag, std::move(m));
+      const int tag = in.frame.tag;
       in = InFrame{};
+      if (!inbox_.put(peer, tag, std::move(m)))
+        return p.fail(fmt::format("sent more than the {} bytes that may wait unread", max_unread_bytes_));
     }
   }
 }

@@ -20,10 +20,14 @@
 namespace hw {
 
 struct TcpOptions {
-  std::string coordinator_host = "127.0.0.1";
+  std::string coordinator_host = "127.0.0.1";  // where ranks other than 0 dial rank 0
   int coordinator_port = 0;
-  int coordinator_listen_fd = -1;         // rank 0 may be handed a listening socket
-  std::string listen_host = "127.0.0.1";  // where this rank accepts its peers
+  int coordinator_listen_fd = -1;  // rank 0 may be handed a listening socket
+  // Where this rank accepts its peers (rank 0: its ranks too, on coordinator_port):
+  // its own addresses, never every address of the host.
+  std::vector<std::string> listen_hosts = {"127.0.0.1"};
+  // The cluster's secret: a connection that cannot prove it holds it is refused.
+  std::string secret;
   // Where to dial each rank (by rank; empty: the host it registered with rank 0).
   std::vector<std::string> peer_hosts;
   double bootstrap_timeout_s = 30;
@@ -32,6 +36,10 @@ struct TcpOptions {
   bool busy_wait_compute = false;
   // A longer message from the wire fails its sender (a malformed frame); a longer send is refused.
   std::uint64_t max_message_bytes = kMaxMessageBytes;
+  // Backpressure: send() waits while this much is queued for a peer that does not read.
+  std::uint64_t max_queued_bytes = std::uint64_t{256} << 20;
+  // What may wait unread from one peer; past it the peer is failed (engine::Inbox).
+  std::uint64_t max_unread_bytes = engine::Inbox::kDefaultMaxBytesPerSender;
   // Told of every connection dropped during bootstrap ("ADDRESS:PORT on port P: reason").
   std::function<void(const std::string&)> refused = [](const std::string&) {};
 };
@@ -50,6 +58,9 @@ class TcpRuntime : public engine::Runtime {
   void compute(double seconds) override;
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
+  void drop_waiting(const std::function<bool(int tag)>& stale) override { inbox_.drop_if(stale); }
+  // The real bytes queued for `peer` and not yet written to its socket.
+  std::uint64_t queued_bytes(int peer) const { return peers_.at(peer).queued_bytes; }
 
   // Every rank waits until all have called it (through rank 0).
   void barrier(double timeout_s);
@@ -71,6 +82,7 @@ class TcpRuntime : public engine::Runtime {
   struct Peer : PeerState<OutFrame> {
     int fd = -1;
     InFrame in;
+    std::uint64_t queued_bytes = 0;  // real payload bytes in `out`
   };
 
   void bootstrap(const TcpOptions& options);
@@ -82,7 +94,7 @@ class TcpRuntime : public engine::Runtime {
 
   int rank_, world_;
   bool busy_wait_compute_;
-  std::uint64_t max_message_bytes_;
+  std::uint64_t max_message_bytes_, max_queued_bytes_, max_unread_bytes_;
   std::chrono::steady_clock::duration wake_lateness_{};  // running mean, for compute()
   std::chrono::steady_clock::time_point start_;
   std::vector<Peer> peers_;

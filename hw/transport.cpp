@@ -20,9 +20,15 @@ TcpOptions tcp_options(const ClusterSpec& c, int rank, int port, const Transport
   t.bootstrap_timeout_s = o.bootstrap_timeout_s;
   t.busy_wait_compute = o.busy_wait_compute;
   t.refused = o.refused;
-  // Listen on every address: peers reach this rank on the address of the cable they share.
-  t.listen_host = "0.0.0.0";
-  t.coordinator_host = rank == 0 ? "0.0.0.0" : c.address(rank, 0);
+  // Listen where peers dial: on the address of each cable this rank shares with one.
+  t.listen_hosts.clear();
+  for (int r = 0; r < c.world(); ++r)
+    if (r != rank &&
+        std::find(t.listen_hosts.begin(), t.listen_hosts.end(), c.address(r, rank)) == t.listen_hosts.end())
+      t.listen_hosts.push_back(c.address(r, rank));
+  if (t.listen_hosts.empty()) t.listen_hosts.push_back(c.hosts[rank].ips.front());
+  t.coordinator_host = rank == 0 ? std::string() : c.address(rank, 0);
+  t.secret = c.secret;
   for (int r = 0; r < c.world(); ++r) t.peer_hosts.push_back(r == rank ? std::string() : c.address(rank, r));
   return t;
 }

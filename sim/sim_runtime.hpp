@@ -4,6 +4,8 @@
 
 #include <simgrid/forward.h>
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -34,6 +36,7 @@ class SimRuntime : public engine::Runtime {
   bool can_relay() const override { return true; }
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
+  void drop_waiting(const std::function<bool(int tag)>& stale) override { inbox_.drop_if(stale); }
 
  private:
   // Per peer, looked up once: the send path runs millions of times per run.
@@ -56,7 +59,7 @@ class SimRuntime : public engine::Runtime {
   const std::vector<double>& speed_;
   bool on_secondary_ = false;
   std::vector<Peer> peers_;
-  engine::Inbox inbox_;
+  engine::Inbox inbox_{std::numeric_limits<std::uint64_t>::max()};  // no stranger sends here: unbounded
 };
 
 // Name of the mailbox carrying messages from `src` to `dst` on `channel`.

@@ -108,6 +108,11 @@ engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
   return message;
 }
 
+void VerbsRuntime::drop_waiting(const std::function<bool(int tag)>& stale) {
+  for (const auto& [src, messages] : inbox_.drop_if(stale))
+    for (std::size_t k = 0; k < messages; ++k) peers_[src].credits.consume();  // as if taken: the slots go back
+}
+
 void VerbsRuntime::progress(Clock::time_point until, int src, int tag) {
   for (;;) {
     bool moved = false;
@@ -159,8 +164,9 @@ void VerbsRuntime::on_frame(int peer, std::span<const std::byte> frame) {
   const FrameHeader h = read_frame_header(frame);
   p.credits.on_frame(h.credits);
   auto message = p.assembler.accept(h, frame);
-  if (!message) return p.credits.consume();                      // copied into the message under way, or only credits
-  inbox_.put(peer, message->first, std::move(message->second));  // its slot is owed once recv() takes it
+  if (!message) return p.credits.consume();  // copied into the message under way, or only credits
+  if (!inbox_.put(peer, message->first, std::move(message->second)))  // its slot is owed once recv() takes it
+    throw FrameError("sent more than the bytes that may wait unread");
 }
 
 bool VerbsRuntime::push(int peer) {

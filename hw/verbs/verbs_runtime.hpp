@@ -44,6 +44,7 @@ class VerbsRuntime : public engine::Runtime {
   void sleep_for(double seconds) override;
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
+  void drop_waiting(const std::function<bool(int tag)>& stale) override;
 
  private:
   using Clock = std::chrono::steady_clock;

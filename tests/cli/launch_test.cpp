@@ -123,6 +123,8 @@ TEST(Launch, HostfileRunsEachRankOverSsh) {
                           "' '" + scenario + "' '--out' '/tmp/o'"),
             std::string::npos)
       << r.output;
+  // The cluster file has no secret: launch makes one and hands it over on stdin, not on the command line.
+  EXPECT_NE(r.output.find("'--secret-stdin'"), std::string::npos) << r.output;
 }
 
 TEST(Launch, RdmaTransportWithoutItsDeviceIsRefusedClearly) {

@@ -44,4 +44,22 @@ TEST(Tags, TransportTagsAreNegativeAndDistinct) {
   EXPECT_LT(*transport.rbegin(), 0);
 }
 
+// What an epoch drops from the inbox: the tags of the epochs just before it,
+// never its own, the next ones (a faster peer's), or an unfenced tag.
+TEST(Tags, AnEpochDropsTheTagsOfTheEpochsBeforeItAndNothingElse) {
+  for (int epoch : {0, 1, 5, 511, 1022, 1023, 1024, 2047, 5000}) {
+    for (int tag : kEpochTags) {
+      EXPECT_FALSE(tags::fenced_before(tags::fenced(tag, epoch), epoch)) << epoch;
+      EXPECT_FALSE(tags::fenced_before(tags::fenced(tag, epoch + 1), epoch)) << epoch;
+      EXPECT_FALSE(tags::fenced_before(tags::fenced(tag, epoch + 500), epoch)) << epoch;
+      if (epoch >= 511) {
+        EXPECT_TRUE(tags::fenced_before(tags::fenced(tag, epoch - 1), epoch)) << epoch;
+        EXPECT_TRUE(tags::fenced_before(tags::fenced(tag, epoch - 511), epoch)) << epoch;
+      }
+    }
+    for (int unfenced : {tags::kHeartbeat, tags::kControl, tags::kBarrier, tags::kResult, tags::kEndpoint})
+      EXPECT_FALSE(tags::fenced_before(unfenced, epoch)) << unfenced;
+  }
+}
+
 }  // namespace

@@ -3,12 +3,14 @@
 // that closes while its peer is still writing loses none of what it sent.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
 #include "engine/error.hpp"
 #include "hw/hello.hpp"
 #include "hw/tcp_frame.hpp"
+#include "hw/tcp_runtime.hpp"
 #include "support/tcp_cluster.hpp"
 
 namespace {
@@ -102,6 +104,62 @@ TEST(TcpWire, AFinalReportSentWhileThePeerIsStillWritingArrivesWhole) {
   });
   EXPECT_EQ(results[0].output, "whole");
   EXPECT_TRUE(results[1].ok) << results[1].output;
+}
+
+// Rank 0 may hold 1 MiB for rank 1, which reads nothing for a second: rank 0's
+// sends wait instead of queueing 32 MiB (more than loopback's socket buffers
+// hold), and every message still arrives, in order.
+TEST(TcpWire, ASendQueueNeverGrowsPastItsLimitAndLosesNothing) {
+  constexpr int kMessages = 128;
+  constexpr std::size_t kBytes = 256 << 10, kLimit = 1 << 20;
+  const auto results = testsupport::run_tcp_cluster(
+      2,
+      [](engine::Runtime& rt) -> std::string {
+        if (rt.rank() == 1) {
+          std::this_thread::sleep_for(std::chrono::seconds(1));  // no progress: nothing is read
+          for (int i = 0; i < kMessages; ++i)
+            if (rt.recv(0, kTag, 30).bytes != pattern(kBytes + i).bytes) return "message " + std::to_string(i);
+          return "all";
+        }
+        auto& tcp = dynamic_cast<hw::TcpRuntime&>(rt);
+        std::uint64_t most = 0;
+        for (int i = 0; i < kMessages; ++i) {
+          rt.send(1, kTag, pattern(kBytes + i));
+          most = std::max(most, tcp.queued_bytes(1));
+        }
+        return std::to_string(most);
+      },
+      [](int rank, hw::TcpOptions& o) {
+        if (rank == 0) o.max_queued_bytes = kLimit;
+      });
+  EXPECT_EQ(results[1].output, "all");
+  ASSERT_TRUE(results[0].ok) << results[0].output;
+  EXPECT_LE(std::stoull(results[0].output), kLimit);
+  EXPECT_GT(std::stoull(results[0].output), 0u) << "the socket took everything: nothing was ever queued";
+}
+
+// Rank 1 sends 3 MiB that rank 0 never asks for, past rank 0's 2 MiB: rank 1 is failed with the reason.
+TEST(TcpWire, ASenderOfMoreThanMayWaitUnreadIsFailed) {
+  const auto results = testsupport::run_tcp_cluster(
+      2,
+      [](engine::Runtime& rt) -> std::string {
+        if (rt.rank() == 1) {
+          for (int i = 0; i < 3; ++i) rt.send(0, kChatter, pattern(1 << 20));
+          return "sent";
+        }
+        try {
+          rt.recv(1, kTag, 30);
+        } catch (const engine::PeerFailure& e) {
+          return e.what();
+        }
+        return "not failed";
+      },
+      [](int rank, hw::TcpOptions& o) {
+        if (rank == 0) o.max_unread_bytes = 2 << 20;
+      });
+  EXPECT_NE(results[0].output.find("peer 1 failed: sent more than the 2097152 bytes that may wait unread"),
+            std::string::npos)
+      << results[0].output;
 }
 
 }  // namespace

@@ -12,7 +12,11 @@
 #include <set>
 #include <sstream>
 
+#include "hw/hello.hpp"
+#include "hw/membership_proof.hpp"
 #include "hw/platform.hpp"
+#include "hw/socket_util.hpp"
+#include "hw/tcp_frame.hpp"
 
 namespace testsupport {
 
@@ -20,6 +24,8 @@ namespace {
 
 constexpr std::size_t kMaxSilent = 16;  // connections held open at once, so a run never runs out of descriptors
 constexpr auto kRound = std::chrono::milliseconds(20);
+// How long a replay waits for challenges: a listener not accepting yet must not stall the knocking.
+constexpr double kChallengeWaitSeconds = 0.3;
 
 int connect_loopback(int port) {
   const int fd = hw::tcp_socket();
@@ -55,8 +61,8 @@ std::vector<int> listening_ports(pid_t pid) {
   return ports;
 }
 
-Stranger::Stranger(std::vector<int> ports, std::function<std::vector<pid_t>()> pids)
-    : ports_(std::move(ports)), pids_(std::move(pids)), thread_([this] { run(); }) {}
+Stranger::Stranger(std::vector<int> ports, std::function<std::vector<pid_t>()> pids, std::string secret)
+    : ports_(std::move(ports)), pids_(std::move(pids)), secret_(std::move(secret)), thread_([this] { run(); }) {}
 
 Stranger::~Stranger() {
   stop_ = true;
@@ -84,7 +90,7 @@ void Stranger::run() {
         std::lock_guard<std::mutex> lock(mu_);
         reached_.push_back(port);
       }
-      switch ((turn + static_cast<unsigned>(port)) % 3) {
+      switch ((turn + static_cast<unsigned>(port)) % 5) {
         case 0:  // a few bytes, then gone
           hw::send_no_sigpipe(fd, "MIH", 3);
           ::close(fd);
@@ -92,6 +98,15 @@ void Stranger::run() {
         case 1:
           hw::send_no_sigpipe(fd, garbage.data(), garbage.size());
           ::close(fd);
+          break;
+        case 2: {
+          const auto header = hw::encode_tcp_header(1, engine::Payload::sized(std::uint64_t{1} << 63));
+          hw::send_no_sigpipe(fd, header.data(), header.size());
+          ::close(fd);
+          break;
+        }
+        case 3:
+          replay_handshake(fd, port);
           break;
         default:
           silent.push_back(fd);
@@ -104,6 +119,23 @@ void Stranger::run() {
     std::this_thread::sleep_for(kRound);
   }
   for (int fd : silent) ::close(fd);
+}
+
+void Stranger::replay_handshake(int first, int port) {
+  const int second = connect_loopback(port);
+  try {
+    hw::Challenge seen, fresh;
+    hw::read_exact(first, seen.data(), seen.size(), hw::deadline_in(kChallengeWaitSeconds));
+    if (second < 0) throw std::runtime_error("no second connection");
+    hw::read_exact(second, fresh.data(), fresh.size(), hw::deadline_in(kChallengeWaitSeconds));
+    std::vector<char> answer = hw::encode_hello({1, 0, "127.0.0.1"});
+    const hw::Proof recorded = hw::prove(secret_, seen, answer);
+    answer.insert(answer.end(), recorded.begin(), recorded.end());
+    hw::write_exact(second, answer.data(), answer.size(), hw::deadline_in(2));
+  } catch (const std::runtime_error&) {  // the listener is gone or not challenging (yet): nothing to replay
+  }
+  ::close(first);
+  if (second >= 0) ::close(second);
 }
 
 }  // namespace testsupport

@@ -1,7 +1,9 @@
 // A stranger on loopback: a thread that keeps connecting to the ports it is
 // given and to every port the given processes listen on, and misbehaves in
-// turn: sends a few bytes and closes, sends garbage, or connects and stays
-// silent. It stops (closing what it holds) when destroyed.
+// turn: sends a few bytes and closes, sends garbage, connects and stays
+// silent, sends a frame header claiming 2^63 bytes, or replays a handshake
+// (a proof made for one connection's challenge, sent on another). It stops
+// (closing what it holds) when destroyed.
 #pragma once
 
 #include <sys/types.h>
@@ -22,7 +24,9 @@ std::vector<int> listening_ports(pid_t pid);
 class Stranger {
  public:
   // `pids()` is asked each round for the processes whose listening ports to visit too.
-  Stranger(std::vector<int> ports, std::function<std::vector<pid_t>()> pids);
+  // `secret`: the cluster's, to replay a proof a member could have sent (the
+  // stranger never answers its own challenge with it).
+  Stranger(std::vector<int> ports, std::function<std::vector<pid_t>()> pids, std::string secret = "");
   ~Stranger();
   Stranger(const Stranger&) = delete;
   Stranger& operator=(const Stranger&) = delete;
@@ -33,9 +37,12 @@ class Stranger {
 
  private:
   void run();
+  // Answers a challenge on a second connection to `port` with a proof made for the challenge on `first`.
+  void replay_handshake(int first, int port);
 
   std::vector<int> ports_;
   std::function<std::vector<pid_t>()> pids_;
+  std::string secret_;
   std::atomic<bool> stop_{false};
   std::atomic<int> connections_{0};
   mutable std::mutex mu_;
