@@ -238,8 +238,9 @@ class ControlPlane {
           return false;
         }
         continue;
-      } catch (const PeerFailure& e) {
+      } catch (const PeerFailure& e) {  // a closed connection: on real processes, the coordinator died
         out_.nodes[physical_.rank()].error = std::string("coordinator unreachable: ") + e.what();
+        note("detected", 0, "coordinator unreachable; " + name(physical_.rank()) + " leaves the instance");
         return false;
       }
       if (msg.epoch <= epoch_ || msg.kind == ControlMessage::kAbort) continue;  // fenced: an older decision

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "engine/error.hpp"
@@ -118,6 +119,11 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
   if (send_to_reporter(rt, mine)) return outcome;
   outcome.reporter = true;
   gather(rt, out);
+  // Rank 0 died with its scheduler: what survives is the workload each rank
+  // derived, so every request is reported lost with the coordinator.
+  if (!out.scheduler)
+    out.scheduler =
+        std::make_shared<engine::Scheduler>(setup.requests, setup.scenario.workload, setup.plan.kv_capacity_tokens);
   engine::finish_run(out, rt.now());
   std::stable_sort(out.events.begin(), out.events.end(),
                    [](const engine::RunEvent& a, const engine::RunEvent& b) { return a.t_s < b.t_s; });

@@ -74,6 +74,12 @@ TEST_P(KillNine, SurvivorsDetectRecoverAndReport) {
         << launch.output();
     for (int r = 1; r < world; ++r) EXPECT_NE(report["nodes"][r]["error"], "") << r;
     EXPECT_LE(report["summary"]["simulated_s"].get<double>() - killed_at, 2 * timeout_s) << launch.output();
+    // Every request of the workload is lost with it, and each survivor says it saw the coordinator go.
+    EXPECT_EQ(report["summary"]["requests"]["completed"], 0) << report["requests"].dump(2);
+    EXPECT_EQ(report["summary"]["requests"]["failed"], 2) << report["requests"].dump(2);
+    int detections = 0;
+    for (const auto& e : report["events"]) detections += e["kind"] == "detected" && e["target"] == "m1";
+    EXPECT_EQ(detections, world - 1) << report["events"].dump(2);
     return;
   }
   double detected_at = -1;
