@@ -157,6 +157,7 @@ SOFTRDMA_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
   std::memset(&ctx->base, 0, sizeof ctx->base);
   ctx->device = d;
   ctx->addr = i->addr;
+  ctx->port_down = !i->running;
   ctx->base.device = device;
   ctx->base.cmd_fd = -1;
   ctx->base.async_fd = -1;

@@ -25,6 +25,12 @@ bool sge_in_mr(Context& ctx, const ibv_sge& sge, int access);
 // Returns 0 or an errno. REQUIRES: qp is in RTS; ctx.mu is not held.
 int send_packets(Context& ctx, Qp& qp, std::span<const std::byte> message, std::uint32_t first_psn);
 
+// Writes `event` to ctx's async fd, for ibv_get_async_event.
+void post_async_event(Context& ctx, const ibv_async_event& event);
+// Called by the receiver thread: follows the interface's state into the port's
+// (DOWN or ACTIVE), with its asynchronous event. REQUIRES: ctx.mu is not held.
+void watch_port(Context& ctx);
+
 // Starts and stops the thread that receives ctx's datagrams into posted receives.
 void start_receiver(Context& ctx);
 void stop_receiver(Context& ctx);

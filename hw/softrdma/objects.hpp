@@ -10,6 +10,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -53,7 +54,9 @@ struct Context {
   WireFaults faults;     // loss and reordering of outgoing packets
   std::mutex faults_mu;  // guards rng and every QP's held packet
   std::mt19937_64 rng;
-  bool failed = false;  // the stack failure reached this context
+  bool failed = false;     // the stack failure reached this context
+  bool port_down = false;  // the interface is down or lost its address: nothing is delivered
+  std::chrono::steady_clock::time_point port_checked{};  // receiver thread only
 };
 
 struct Pd {

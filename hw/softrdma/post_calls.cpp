@@ -38,6 +38,7 @@ int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad) {
   thread_local std::vector<std::byte> message;
   for (; wr; wr = wr->next) {
     std::uint32_t psn = 0;
+    bool deliverable = true;
     {
       std::lock_guard lock(ctx->mu);
       if (stack_failed()) fail_context(*ctx);
@@ -55,11 +56,13 @@ int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad) {
       const std::size_t mtu = mtu_bytes(qp->path_mtu);
       const std::size_t packets = message.empty() ? 1 : (message.size() + mtu - 1) / mtu;
       psn = qp->sq_psn;
+      deliverable = !ctx->port_down;
       qp->sq_psn = static_cast<std::uint32_t>((psn + packets) & 0xffffff);
     }
     // A frame over the stack's maximum (4 KiB on macOS 26.2, up to 512 KiB on
-    // 26.3; REFERENCE.md) never reaches the peer, and UC tells nobody.
-    if (message.size() <= config().max_frame) send_packets(*ctx, *qp, message, psn);
+    // 26.3; REFERENCE.md), or sent while the port is DOWN, never reaches the
+    // peer, and UC tells nobody.
+    if (message.size() <= config().max_frame && deliverable) send_packets(*ctx, *qp, message, psn);
     if (qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED)) {
       std::lock_guard lock(ctx->mu);
       ibv_wc wc = completion(*qp, wr->wr_id, IBV_WC_SUCCESS, IBV_WC_SEND);

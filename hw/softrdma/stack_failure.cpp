@@ -30,7 +30,7 @@ void fail_context(Context& ctx) {
   }
   ibv_async_event event{};
   event.event_type = IBV_EVENT_DEVICE_FATAL;
-  (void)!write(ctx.async_write, &event, sizeof event);
+  post_async_event(ctx, event);
 }
 
 }  // namespace softrdma

@@ -27,7 +27,7 @@ static_assert(sizeof(Header) == 20);
 
 constexpr std::size_t kMaxPacket = sizeof(Header) + 4096;
 constexpr int kBatch = 16;
-constexpr int kCheckMs = 100;  // how often an idle receiver looks at the stack failure switch
+constexpr int kCheckMs = 100;  // how often an idle receiver looks at the failure switch and the port
 
 std::uint32_t next_psn(std::uint32_t psn) { return (psn + 1) & 0xffffff; }
 
@@ -94,7 +94,7 @@ void receive(Context& ctx, const sockaddr_in& from, const std::byte* data, std::
   h.magic = ntohl(h.magic), h.dst_qpn = ntohl(h.dst_qpn), h.src_qpn = ntohl(h.src_qpn), h.psn = ntohl(h.psn);
   if (h.magic != kMagic || (h.dst_qpn >> 8) != ctx.udp_port) return;
   Qp* qp = ctx.qps[h.dst_qpn & 0xff];
-  if (ctx.failed || !qp || qp->base.qp_num != h.dst_qpn) return;
+  if (ctx.failed || ctx.port_down || !qp || qp->base.qp_num != h.dst_qpn) return;
   if (qp->base.state != IBV_QPS_RTR && qp->base.state != IBV_QPS_RTS) return;
   // A connected QP hears only its remote QP.
   if (h.src_qpn != qp->dest_qpn || from.sin_addr.s_addr != qp->remote.sin_addr.s_addr ||
@@ -111,6 +111,7 @@ void receive_loop(Context& ctx) {
   while (!ctx.stopping.load()) {
     pollfd fds[2] = {{ctx.sock, POLLIN, 0}, {ctx.wake[0], POLLIN, 0}};
     if (poll(fds, 2, kCheckMs) < 0 || ctx.stopping.load()) continue;
+    watch_port(ctx);
     if (stack_failed()) {
       std::lock_guard lock(ctx.mu);
       fail_context(ctx);

@@ -1,5 +1,7 @@
 #include "hw/verbs/verbs_api.hpp"
 
+#include <poll.h>
+
 #include <cerrno>
 #include <memory>
 
@@ -46,6 +48,11 @@ class Libibverbs final : public VerbsApi {
     return EOPNOTSUPP;  // rdma-core before v32, or a library without it
 #endif
   }
+  int next_async_event(ibv_context* c, ibv_async_event* event) override {
+    pollfd fd{c->async_fd, POLLIN, 0};
+    return poll(&fd, 1, 0) == 1 ? ibv_get_async_event(c, event) : -1;
+  }
+  void ack_async_event(ibv_async_event* event) override { ibv_ack_async_event(event); }
   ibv_pd* alloc_pd(ibv_context* c) override { return ibv_alloc_pd(c); }
   int dealloc_pd(ibv_pd* pd) override { return ibv_dealloc_pd(pd); }
   ibv_comp_channel* create_comp_channel(ibv_context* c) override { return ibv_create_comp_channel(c); }

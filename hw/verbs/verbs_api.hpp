@@ -28,6 +28,10 @@ class VerbsApi {
   // errno (ENODATA: an empty entry), or EOPNOTSUPP where the library lacks the call.
   virtual int query_gid_ex(ibv_context* context, std::uint8_t port, std::uint32_t index, ibv_gid* gid,
                            bool* roce_v2) = 0;
+  // The next asynchronous event of `context` (ibv_get_async_event once its fd
+  // is readable) without blocking: 0, or -1 when none waits. Ack each one.
+  virtual int next_async_event(ibv_context* context, ibv_async_event* event) = 0;
+  virtual void ack_async_event(ibv_async_event* event) = 0;
   virtual ibv_pd* alloc_pd(ibv_context* context) = 0;
   virtual int dealloc_pd(ibv_pd* pd) = 0;
   // nullptr where the device has no completion channels: callers then poll.

@@ -220,4 +220,21 @@ void VerbsLink::drain_events() {
   while (channel_ && api_.get_cq_event(channel_, &cq) == 0) api_.ack_cq_events(cq, 1);
 }
 
+std::string VerbsLink::async_failure() {
+  std::string why;
+  ibv_async_event event{};
+  while (why.empty() && api_.next_async_event(context_, &event) == 0) {
+    const auto type = event.event_type;
+    if (type == IBV_EVENT_PORT_ERR && event.element.port_num == port_)
+      why = fmt::format("port {} went DOWN (IBV_EVENT_PORT_ERR)", port_);
+    else if (type == IBV_EVENT_DEVICE_FATAL)
+      why = "the RDMA device failed (IBV_EVENT_DEVICE_FATAL)";
+    else if ((type == IBV_EVENT_QP_FATAL || type == IBV_EVENT_QP_REQ_ERR || type == IBV_EVENT_QP_ACCESS_ERR) &&
+             event.element.qp == qp_)
+      why = fmt::format("the queue pair failed ({})", ibv_event_type_str(type));
+    api_.ack_async_event(&event);
+  }
+  return why.empty() ? why : fmt::format("{} ({}): {}", pair_, device_, why);
+}
+
 }  // namespace hw

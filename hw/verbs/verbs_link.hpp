@@ -58,6 +58,10 @@ class VerbsLink {
   int arm();
   // Consumes the events of a readable channel fd.
   void drain_events();
+  // Why the link can carry nothing any more, from the device's asynchronous
+  // events: its port went DOWN (a cable pulled, an interface set down), the
+  // device or the queue pair failed. "" while no such event came.
+  std::string async_failure();
 
  private:
   void create_queue_pair();

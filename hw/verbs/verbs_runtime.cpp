@@ -124,10 +124,14 @@ void VerbsRuntime::progress(Clock::time_point until, int src, int tag) {
   }
 }
 
-// A whole round moved nothing: sleep on the peers' completion channels rather
-// than spin a core a sleeping node (or a co-located rank) needs. Woken at the
+// A whole round moved nothing: look at the devices' asynchronous events, then
+// sleep on the peers' completion channels rather than spin a core a sleeping
+// node (or a co-located rank) needs. Woken at the
 // latest every 100 ms for the stall check.
 void VerbsRuntime::wait_for_completion(Clock::time_point until) {
+  for (int p = 0; p < world_; ++p)  // a port gone DOWN ends the link now, not after peer_timeout_s
+    if (live(p))
+      if (std::string why = peers_[p].link->async_failure(); !why.empty()) return peers_[p].fail(why);
   std::vector<pollfd> fds;
   for (int p = 0; p < world_; ++p) {
     if (!live(p)) continue;

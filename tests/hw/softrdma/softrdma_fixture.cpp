@@ -1,6 +1,9 @@
 #include "softrdma_fixture.hpp"
 
+#include <sys/wait.h>
+
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <thread>
 
@@ -12,14 +15,14 @@ std::vector<std::string> preloaded(std::vector<std::string> settings, const std:
   return settings;
 }
 
-void open_end(End& e) {
+void open_end(End& e, const char* device) {
   int n = 0;
   ibv_device** list = ibv_get_device_list(&n);
   ASSERT_NE(list, nullptr);
   for (int i = 0; i < n; ++i)
-    if (std::strcmp(ibv_get_device_name(list[i]), "rdma_lo") == 0) e.ctx = ibv_open_device(list[i]);
+    if (std::strcmp(ibv_get_device_name(list[i]), device) == 0) e.ctx = ibv_open_device(list[i]);
   ibv_free_device_list(list);
-  ASSERT_NE(e.ctx, nullptr) << "no rdma_lo among " << n << " devices";
+  ASSERT_NE(e.ctx, nullptr) << "no " << device << " among " << n << " devices";
   ASSERT_NE(e.pd = ibv_alloc_pd(e.ctx), nullptr);
   ASSERT_NE(e.cq = ibv_create_cq(e.ctx, 256, nullptr, nullptr, 0), nullptr);
   ASSERT_NE(e.mr = ibv_reg_mr(e.pd, e.buf.data(), e.buf.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
@@ -101,6 +104,41 @@ std::vector<ibv_wc> poll(End& e, int want, double timeout_s) {
     if (n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return got;
+}
+
+int wait_child(pid_t pid, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+bool port_active_within(const char* device, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    int n = 0;
+    ibv_device** list = ibv_get_device_list(&n);
+    bool active = false;
+    for (int i = 0; list && i < n; ++i) {
+      if (std::strcmp(ibv_get_device_name(list[i]), device) != 0) continue;
+      if (ibv_context* c = ibv_open_device(list[i])) {
+        ibv_port_attr attr{};
+        active = ibv_query_port(c, 1, &attr) == 0 && attr.state == IBV_PORT_ACTIVE;
+        ibv_close_device(c);
+      }
+    }
+    if (list) ibv_free_device_list(list);
+    if (active) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace softrdma_test

@@ -3,7 +3,6 @@
 // Each case runs in a forked child, since the failure cannot be undone.
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,16 +13,6 @@
 
 namespace softrdma_test {
 namespace {
-
-// Runs `body` in a child; its exit code (0 = every check held), 128 + signal otherwise.
-template <typename Body>
-int in_child(Body body) {
-  const pid_t pid = fork();
-  if (pid == 0) _exit(body());
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 TEST(StackFailure, FailsEveryQueuePairPostsDeviceFatalAndHidesTheDevice) {
   const std::string flag = testing::TempDir() + "softrdma-fail-" + std::to_string(getpid());

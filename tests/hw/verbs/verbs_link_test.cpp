@@ -50,6 +50,7 @@ class Recorder : public hw::VerbsApi {
   std::uint32_t ipv4_v1_index = 1, ipv4_v2_index = 2;
   int gid_table_len = 3;
   std::deque<ibv_wc> completions;  // what poll_cq hands out
+  std::deque<ibv_async_event> async_events;
   std::vector<std::uint64_t> posted_recv_ids;
 
   std::vector<std::string> device_names() override { return devices; }
@@ -88,6 +89,13 @@ class Recorder : public hw::VerbsApi {
     *roce_v2 = index != ipv4_v1_index;
     return 0;
   }
+  int next_async_event(ibv_context*, ibv_async_event* event) override {
+    if (async_events.empty()) return -1;
+    *event = async_events.front();
+    async_events.pop_front();
+    return 0;
+  }
+  void ack_async_event(ibv_async_event*) override { log("ack_async_event"); }
   ibv_pd* alloc_pd(ibv_context*) override { return log("alloc_pd"), &pd_; }
   int dealloc_pd(ibv_pd*) override { return log("dealloc_pd"); }
   // No completion channel: the link polls, as it must on a device without one.
@@ -332,6 +340,21 @@ TEST(VerbsLink, SendFramesAreBoundedByTheQueueDepth) {
   }
   EXPECT_TRUE(link.next_send_frame().empty());
   EXPECT_EQ(api.calls.back(), "post_send 4096");  // always the full stride
+}
+
+TEST(VerbsLink, ItsPortGoingDownIsAFailureOtherPortsAreNot) {
+  Recorder api;
+  hw::VerbsLink link(api, "rdma_en3", "rank 0 -> rank 1", options(), 1);
+  link.connect(remote());
+  ibv_async_event other{}, ours{};
+  other.event_type = ours.event_type = IBV_EVENT_PORT_ERR;
+  other.element.port_num = 1;  // the link is on port 2
+  ours.element.port_num = 2;
+  api.async_events = {other};
+  EXPECT_EQ(link.async_failure(), "");
+  api.async_events = {other, ours};
+  EXPECT_EQ(link.async_failure(), "rank 0 -> rank 1 (rdma_en3): port 2 went DOWN (IBV_EVENT_PORT_ERR)");
+  EXPECT_EQ(std::count(api.calls.begin(), api.calls.end(), "ack_async_event"), 3);  // every event acknowledged
 }
 
 TEST(VerbsLink, AFailedCompletionIsAnError) {
