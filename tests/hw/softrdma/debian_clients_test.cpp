@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "hw/netns_mesh.hpp"
 #include "softrdma_fixture.hpp"
 #include "support/child_process.hpp"
+#include "support/skip.hpp"
 
 namespace {
 
@@ -51,17 +53,19 @@ TEST(DebianClients, IbvUcPingpongIsRefusedAsOnMacOs) {
   EXPECT_NE(server.output().find("LOCAL_WRITE alone"), std::string::npos) << server.output();
 }
 
-class UcPingpong : public testing::TestWithParam<bool> {};  // with completion events (-e) or polling
+const std::vector<std::string> kAllow = {"SOFTRDMA_ALLOW=recv-before-rts,local-write-mr"};
 
-TEST_P(UcPingpong, PassesBetweenTwoProcessesOnLoopback) {
-  const std::vector<std::string> allow = {"SOFTRDMA_ALLOW=recv-before-rts,local-write-mr"};
-  std::vector<std::string> args = {"ibv_uc_pingpong", "-d", "rdma_lo", "-g", "1", "-n", "500", "-c", "-p", free_port()};
-  if (GetParam()) args.push_back("-e");
-  ChildProcess server(preloaded(allow, args));
-  args.push_back("127.0.0.1");
-  // A client that comes before the server listens tries again.
+// ibv_uc_pingpong with validation (-c), 500 iterations, on `device`, port `port`.
+std::vector<std::string> pingpong(const std::string& device, const std::string& port) {
+  return {"ibv_uc_pingpong", "-d", device, "-g", "1", "-n", "500", "-c", "-p", port};
+}
+
+// Runs the server and the client (which tries again while the server does not
+// listen yet); both must report 500 iterations.
+void expect_pingpong_passes(const std::vector<std::string>& server_argv, const std::vector<std::string>& client_argv) {
+  ChildProcess server(server_argv);
   for (int attempt = 0;; ++attempt) {
-    ChildProcess client(preloaded(allow, args));
+    ChildProcess client(client_argv);
     const int code = client.wait(60);
     if (code != 0 && attempt < 5 && client.output().find("Couldn't connect") != std::string::npos) {
       usleep(200 * 1000);
@@ -73,6 +77,30 @@ TEST_P(UcPingpong, PassesBetweenTwoProcessesOnLoopback) {
   }
   ASSERT_EQ(server.wait(60), 0) << server.output();
   EXPECT_NE(server.output().find("500 iters"), std::string::npos) << server.output();
+}
+
+class UcPingpong : public testing::TestWithParam<bool> {};  // with completion events (-e) or polling
+
+TEST_P(UcPingpong, PassesBetweenTwoProcessesOnLoopback) {
+  std::vector<std::string> args = pingpong("rdma_lo", free_port());
+  if (GetParam()) args.push_back("-e");
+  std::vector<std::string> client = args;
+  client.push_back("127.0.0.1");
+  expect_pingpong_passes(preloaded(kAllow, args), preloaded(kAllow, client));
+}
+
+// Two "hosts" joined by a veth: each end's softrdma device is rdma_<veth>.
+TEST(DebianClients, IbvUcPingpongPassesBetweenTwoNetworkNamespaces) {
+  if (const std::string why = hw::NetnsMesh::unavailable_reason(); !why.empty()) SKIP_UNLESS_CI_PROVIDES(true, why);
+  hw::NetnsMesh mesh(2);
+  const std::string port = free_port(), server_address = mesh.cluster(0)["hosts"][1]["ips"][0].get<std::string>();
+  auto in_ns = [&](int r, std::vector<std::string> argv) {
+    argv.insert(argv.begin(), {"ip", "netns", "exec", mesh.ns(r)});
+    return argv;
+  };
+  std::vector<std::string> client = pingpong("rdma_v1", port);  // rank 0's veth towards rank 1
+  client.push_back(server_address);
+  expect_pingpong_passes(in_ns(1, preloaded(kAllow, pingpong("rdma_v0", port))), in_ns(0, preloaded(kAllow, client)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, UcPingpong, testing::Bool(),
