@@ -15,6 +15,7 @@
 #include "support/cli_runner.hpp"
 #include "support/collective_suite.hpp"
 #include "support/cpu_engine.hpp"
+#include "support/skip.hpp"
 #include "support/tcp_cluster.hpp"
 
 namespace {
@@ -58,7 +59,7 @@ auto run_over_verbs(const std::string& device, const Case& c, Work work) {
 
 TEST_P(VerbsEndToEnd, CollectivesMatchTcpBitForBit) {
   const std::string device = rdma_device();
-  if (device.empty()) GTEST_SKIP() << kNoDevice;
+  if (device.empty()) SKIP_UNLESS_CI_PROVIDES(true, kNoDevice);  // CI links softrdma: rdma_lo
   const int n = std::get<0>(GetParam());
   const std::uint64_t elements = (1u << 18) + 3;  // 1 MiB and a ragged tail
 
@@ -87,7 +88,7 @@ INSTANTIATE_TEST_SUITE_P(Worlds, VerbsEndToEnd,
 // verbs as over TCP (itself checked against one rank in cpu_tokens_test).
 TEST_P(VerbsEndToEnd, TinyModelTokensMatchTcp) {
   const std::string device = rdma_device();
-  if (device.empty()) GTEST_SKIP() << kNoDevice;
+  if (device.empty()) SKIP_UNLESS_CI_PROVIDES(true, kNoDevice);  // CI links softrdma: rdma_lo
   const int n = std::get<0>(GetParam());
   const std::string dir = testsupport::fresh_dir("verbs-tiny-model");
   engine::write_random_model(dir, engine::tiny_model_config(), 42);
