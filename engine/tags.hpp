@@ -46,7 +46,6 @@ inline constexpr int kBarrier = -1;     // TcpRuntime::barrier
 inline constexpr int kResult = -2;      // a launched node's report, to the lowest live rank
 inline constexpr int kEndpoint = -100;  // VerbsRuntime side channel: queue pair endpoints
 inline constexpr int kReady = -101;     //   ... every peer connected
-inline constexpr int kProbe = -102;     //   ... never sent: a recv that notices a closed channel
 
 // Rule 4: hw/link_probe, alone on its runtime.
 inline constexpr int kPing = 1, kBulk = 2, kAck = 3, kGo = 4, kDone = 5, kFigures = 6;

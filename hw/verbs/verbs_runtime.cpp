@@ -84,7 +84,8 @@ void VerbsRuntime::sleep_for(double seconds) { progress(deadline_in(seconds)); }
 void VerbsRuntime::send(int dst, int tag, engine::Payload payload) {
   if (dst == rank_) throw std::invalid_argument("send to self");
   Peer& p = peers_.at(dst);
-  p.check(dst);
+  if (!p.failure.empty()) meet_failure(dst);
+  if (p.on_side) return side_channel_.send(dst, tag, std::move(payload));
   const std::uint64_t frames = frames_for(payload.size, options_.frame_bytes);
   p.out.push_back(OutMessage{tag, std::move(payload), frames});
   step(dst);
@@ -92,25 +93,56 @@ void VerbsRuntime::send(int dst, int tag, engine::Payload payload) {
 
 engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
   if (src == rank_) throw std::invalid_argument("receive from self");
-  if (!inbox_.holds(src, tag)) progress(deadline_in(timeout_s), src, tag);
-  if (!inbox_.holds(src, tag)) {
-    // Silence on the verbs side: a closed side channel says the peer is gone.
-    try {
-      side_channel_.recv(src, engine::tags::kProbe, 0);
-    } catch (const engine::PeerFailure& e) {
-      peers_.at(src).fail(std::string("side channel lost: ") + e.what());
-    } catch (const engine::Timeout&) {
+  Peer& p = peers_.at(src);
+  const auto until = deadline_in(timeout_s);
+  for (bool waited = false;; waited = true) {
+    if (inbox_.holds(src, tag)) {
+      engine::Payload message = *inbox_.take(src, tag);
+      p.credits.consume();
+      if (live(src)) step(src);  // the credit goes back now if the peer waits for it
+      return message;
     }
+    if (!p.failure.empty()) meet_failure(src);
+    if (p.on_side)
+      return side_channel_.recv(src, tag, std::max(0.0, std::chrono::duration<double>(until - Clock::now()).count()));
+    if (waited) {
+      // Silence on the verbs side: the peer may have moved to the side channel, or closed it (gone).
+      if (auto message = from_side(src, tag)) return std::move(*message);
+      if (!p.failure.empty()) continue;
+      if (Clock::now() >= until) throw engine::Timeout(src, tag, timeout_s);
+    }
+    progress(std::min(until, Clock::now() + std::chrono::milliseconds(100)), src, tag);
   }
-  engine::Payload message = take_after_wait(inbox_, peers_.at(src), src, tag, timeout_s);
-  peers_[src].credits.consume();
-  if (live(src)) step(src);  // the credit goes back now if the peer waits for it
-  return message;
+}
+
+void VerbsRuntime::meet_failure(int peer) {
+  Peer& p = peers_[peer];
+  if (p.on_side) return;
+  p.on_side = true;
+  if (failure_raised_) return;
+  failure_raised_ = true;
+  throw engine::PeerFailure(peer, p.failure);
+}
+
+std::optional<engine::Payload> VerbsRuntime::from_side(int src, int tag) {
+  try {
+    return side_channel_.recv(src, tag, 0);
+  } catch (const engine::PeerFailure& e) {
+    peers_[src].fail(std::string("side channel lost: ") + e.what());
+  } catch (const engine::Timeout&) {
+  }
+  return std::nullopt;
+}
+
+bool VerbsRuntime::use_secondary_network() {
+  for (Peer& p : peers_) p.on_side = true;
+  return true;
 }
 
 void VerbsRuntime::drop_waiting(const std::function<bool(int tag)>& stale) {
   for (const auto& [src, messages] : inbox_.drop_if(stale))
     for (std::size_t k = 0; k < messages; ++k) peers_[src].credits.consume();  // as if taken: the slots go back
+  side_channel_.drop_waiting(stale);
 }
 
 void VerbsRuntime::progress(Clock::time_point until, int src, int tag) {

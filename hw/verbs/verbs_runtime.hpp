@@ -2,7 +2,9 @@
 // one queue pair per peer, two-sided SEND/RECV of fixed-stride frames, credit
 // flow control, every completion checked and every wait bounded. Endpoints
 // are exchanged over a side channel (a TcpRuntime connected to every peer).
-// A failed completion or a silent peer raises PeerFailure for that rank.
+// A failed completion or a silent peer raises PeerFailure for that rank. The
+// side channel is also the secondary network: a peer whose queue pair failed,
+// and every peer once the engine falls back, is reached over it.
 #pragma once
 
 #include <chrono>
@@ -45,6 +47,9 @@ class VerbsRuntime : public engine::Runtime {
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
   void drop_waiting(const std::function<bool(int tag)>& stale) override;
+  // From now on every message goes over the side channel (TCP): what the
+  // `fallback` policy does when the RDMA stack fails. Always true.
+  bool use_secondary_network() override;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -62,6 +67,7 @@ class VerbsRuntime : public engine::Runtime {
     FrameAssembler assembler;
     std::uint64_t next_sequence = 0;
     std::optional<Clock::time_point> stalled_since;
+    bool on_side = false;  // its messages go over the side channel
   };
 
   void connect_all(engine::Runtime& side_channel, VerbsApi& api);
@@ -72,7 +78,17 @@ class VerbsRuntime : public engine::Runtime {
   bool push(int peer);
   void on_frame(int peer, std::span<const std::byte> frame);
   void check_stall(int peer, bool moved);
-  bool live(int peer) const { return peer != rank_ && peers_[peer].link && peers_[peer].failure.empty(); }
+  // `peer`'s queue pair failed: the first such failure raises PeerFailure, so
+  // the engine detects it and applies its policy; from then on the peer is
+  // reached over the side channel (which raises its own failure when the
+  // peer's process is gone). REQUIRES: peers_[peer].failure is not empty.
+  void meet_failure(int peer);
+  // A message `src` sent over the side channel (it moved to the secondary
+  // network first), without waiting; a closed side channel fails `src`.
+  std::optional<engine::Payload> from_side(int src, int tag);
+  bool live(int peer) const {
+    return peer != rank_ && peers_[peer].link && peers_[peer].failure.empty() && !peers_[peer].on_side;
+  }
 
   int rank_, world_;
   VerbsOptions options_;
@@ -80,6 +96,7 @@ class VerbsRuntime : public engine::Runtime {
   Clock::time_point start_;
   std::vector<Peer> peers_;
   engine::Inbox inbox_;
+  bool failure_raised_ = false;  // see meet_failure
 };
 
 // What `meshinfer node` calls for transport "rdma": a TcpRuntime side channel

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <deque>
+#include <functional>
 #include <map>
 
 #include "engine/error.hpp"
@@ -384,30 +386,42 @@ TEST(VerbsLink, AShortFrameIsAnError) {
   EXPECT_THROW(link.poll([](std::span<const std::byte>) {}), hw::LinkError);
 }
 
-// The runtime over two real processes whose side channel is real TCP and whose
-// verbs calls go to a recorder: a failed completion must surface as
-// PeerFailure naming the peer, the way a dead TCP connection does.
-TEST(VerbsRuntime, AFailedCompletionIsAPeerFailureForThatRank) {
-  const auto results = testsupport::run_tcp_cluster(
+// `body(rt, api)` on each rank of two real processes: a VerbsRuntime whose
+// side channel is real TCP and whose verbs calls go to a recorder.
+std::vector<sim::IsolatedResult> over_recorders(const std::function<std::string(hw::VerbsRuntime&, Recorder&)>& body,
+                                                double peer_timeout_s = options().peer_timeout_s) {
+  return testsupport::run_tcp_cluster(
       2,
-      [](engine::Runtime& side) {
+      [&](engine::Runtime& side) {
         Recorder api;
         hw::VerbsOptions o = options();
         o.devices = {std::nullopt, std::nullopt};
         o.devices[1 - side.rank()] = "rdma_en3";
+        o.peer_timeout_s = peer_timeout_s;
         hw::VerbsRuntime rt(side.rank(), side.world(), o, side, api);
-        ibv_wc wc{};
-        wc.status = IBV_WC_REM_ACCESS_ERR;
-        api.completions.push_back(wc);
-        const int peer = 1 - rt.rank();
-        try {
-          rt.recv(peer, 5, 5);
-        } catch (const engine::PeerFailure& e) {
-          return fmt::format("{} {}", e.peer(), e.what());
-        }
-        return std::string("no failure");
+        return body(rt, api);
       },
       60);
+}
+
+std::ptrdiff_t sends_posted(const Recorder& api) {
+  return std::count(api.calls.begin(), api.calls.end(), "post_send 4096");
+}
+
+// A failed completion must surface as PeerFailure naming the peer, the way a
+// dead TCP connection does.
+TEST(VerbsRuntime, AFailedCompletionIsAPeerFailureForThatRank) {
+  const auto results = over_recorders([](hw::VerbsRuntime& rt, Recorder& api) {
+    ibv_wc wc{};
+    wc.status = IBV_WC_REM_ACCESS_ERR;
+    api.completions.push_back(wc);
+    try {
+      rt.recv(1 - rt.rank(), 5, 5);
+    } catch (const engine::PeerFailure& e) {
+      return fmt::format("{} {}", e.peer(), e.what());
+    }
+    return std::string("no failure");
+  });
   for (int r = 0; r < 2; ++r) {
     ASSERT_TRUE(results[r].ok) << results[r].output;
     EXPECT_TRUE(results[r].output.starts_with(std::to_string(1 - r) + " ")) << results[r].output;
@@ -415,22 +429,58 @@ TEST(VerbsRuntime, AFailedCompletionIsAPeerFailureForThatRank) {
   }
 }
 
+// A queue pair that fails at once: the first call meets the failure
+// (PeerFailure, so the engine detects it); then the peer, whose process still
+// runs, is reached over the side channel (TCP).
+TEST(VerbsRuntime, AfterItsQueuePairFailedAPeerIsReachedOverTheSideChannel) {
+  const auto results = over_recorders([](hw::VerbsRuntime& rt, Recorder& api) {
+    ibv_wc wc{};
+    wc.status = IBV_WC_WR_FLUSH_ERR;
+    api.completions.push_back(wc);
+    const int peer = 1 - rt.rank();
+    std::string seen = "no failure";
+    try {
+      rt.recv(peer, 5, 5);
+    } catch (const engine::PeerFailure& e) {
+      seen = e.what();
+    }
+    const auto posted = sends_posted(api);
+    rt.send(peer, 6, engine::Payload::of(std::vector<std::byte>(5000, std::byte(rt.rank()))));
+    const bool crossed = rt.recv(peer, 6, 10).bytes == std::vector<std::byte>(5000, std::byte(peer));
+    return fmt::format("{} {} {}", crossed, sends_posted(api) - posted, seen);
+  });
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(results[r].ok) << results[r].output;
+    EXPECT_TRUE(results[r].output.starts_with("true 0 ")) << results[r].output;  // crossed, nothing posted
+    EXPECT_NE(results[r].output.find("Flushed"), std::string::npos) << results[r].output;
+  }
+}
+
+// The engine's fallback (use_secondary_network): every message of every peer
+// goes over the side channel, none to the device.
+TEST(VerbsRuntime, TheSecondaryNetworkIsTheSideChannel) {
+  const auto results = over_recorders([](hw::VerbsRuntime& rt, Recorder& api) {
+    const bool moved = rt.use_secondary_network();
+    const std::vector<std::byte> message(100000, std::byte{9});
+    rt.send(1 - rt.rank(), 7, engine::Payload::of(message));
+    const bool crossed = rt.recv(1 - rt.rank(), 7, 10).bytes == message;
+    return fmt::format("{} {} {}", moved, crossed, sends_posted(api));
+  });
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(results[r].ok) << results[r].output;
+    EXPECT_EQ(results[r].output, "true true 0");
+  }
+}
+
 // Without credits back from the peer, a sender stops one frame short of the
 // peer's posted receives (the last is kept for returning credits), and a peer
 // that stays silent past peer_timeout_s is a PeerFailure for that rank.
 TEST(VerbsRuntime, SendsStopAtTheCreditsAndASilentPeerFails) {
-  const auto results = testsupport::run_tcp_cluster(
-      2,
-      [](engine::Runtime& side) {
-        Recorder api;
-        hw::VerbsOptions o = options();  // 4 receive frames per peer
-        o.devices = {std::nullopt, std::nullopt};
-        o.devices[1 - side.rank()] = "rdma_en3";
-        o.peer_timeout_s = 0.2;
-        hw::VerbsRuntime rt(side.rank(), side.world(), o, side, api);
+  const auto results = over_recorders(
+      [](hw::VerbsRuntime& rt, Recorder& api) {  // 4 receive frames per peer
         const int peer = 1 - rt.rank();
         rt.send(peer, 1, engine::Payload::sized(100000));  // 25 frames
-        const auto sends = std::count(api.calls.begin(), api.calls.end(), "post_send 4096");
+        const auto sends = sends_posted(api);
         for (std::uint32_t slot = 0; slot < sends; ++slot) {  // the device reports them sent
           ibv_wc wc{};
           wc.wr_id = (1ull << 63) | slot;
@@ -438,7 +488,7 @@ TEST(VerbsRuntime, SendsStopAtTheCreditsAndASilentPeerFails) {
           api.completions.push_back(wc);
         }
         rt.sleep_for(0.5);
-        const auto sends_later = std::count(api.calls.begin(), api.calls.end(), "post_send 4096");
+        const auto sends_later = sends_posted(api);
         try {
           rt.send(peer, 2, engine::Payload::sized(1));
         } catch (const engine::PeerFailure& e) {
@@ -446,7 +496,7 @@ TEST(VerbsRuntime, SendsStopAtTheCreditsAndASilentPeerFails) {
         }
         return std::string("no failure");
       },
-      60);
+      0.2);
   for (int r = 0; r < 2; ++r) {
     ASSERT_TRUE(results[r].ok) << results[r].output;
     EXPECT_TRUE(results[r].output.starts_with(fmt::format("3 3 {} ", 1 - r))) << results[r].output;
