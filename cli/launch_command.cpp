@@ -13,8 +13,10 @@
 #include "engine/error.hpp"
 #include "hw/launcher.hpp"
 #include "hw/membership_proof.hpp"
+#include "hw/netns_faults.hpp"
 #include "hw/platform.hpp"
 #include "hw/socket_util.hpp"
+#include "hw/stack_failure_switch.hpp"
 
 namespace cli {
 
@@ -52,6 +54,12 @@ int launch(const LaunchOptions& o) {
                                          l.scenario.nodes.size()));
   // Without a secret in the file, one for this run, on each rank's stdin (never a command line).
   const std::string secret = cluster.secret.empty() ? hw::make_cluster_secret() : "";
+  // Over softrdma (--rdma-device), its failure switch carries out the scenario's
+  // rdma-stack-failure; elsewhere the ranks say the faults are simulated only.
+  hw::StackFailureSwitch stack_failure(l.scenario, out);
+  const bool switched = stack_failure.armed() && !o.rdma_device.empty();
+  const std::string log = out + "/applied-faults.jsonl";
+  if (switched) std::ofstream(log, std::ios::trunc) << "";
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < cluster.world(); ++r) {
     std::vector<std::string> node{hw::self_executable(),
@@ -65,11 +73,27 @@ int launch(const LaunchOptions& o) {
                                   out};
     for (const auto& card : o.cards) node.insert(node.end(), {"--card", card});
     if (!secret.empty()) node.push_back("--secret-stdin");
+    if (switched) {
+      node.insert(node.end(), {"--applied-faults", log});
+      node.insert(node.begin(), {"env", stack_failure.setting()});
+    }
     const bool same_machine = o.local > 0 || !o.exec_prefix.empty();
     if (has_cores_to_spare(cluster, r, same_machine)) node.push_back("--busy-wait");
     commands.push_back(hw::rank_command(cluster, r, o.exec_prefix, node));
   }
-  return hw::run_ranks(commands, o.timeout_s, o.dry_run, {}, secret.empty() ? "" : secret + "\n");
+  double zero = -1;  // rank 0's run clock zero, in unix seconds
+  hw::LaunchHooks hooks;
+  hooks.on_line = [&](int rank, const std::string& line) {
+    if (const auto t = hw::run_clock_zero(line); rank == 0 && zero < 0 && t) zero = *t;
+  };
+  hooks.on_tick = [&](const std::vector<pid_t>&) {
+    if (zero < 0) return;
+    if (const auto e = switched ? stack_failure.flip_due(hw::unix_now_s() - zero) : std::nullopt) {
+      hw::append_event(log, hw::unix_now_s(), *e);
+      fmt::print(stderr, "launch: applying {} at {:.3f} s ({})\n", e->kind, e->t_s, e->detail);
+    }
+  };
+  return hw::run_ranks(commands, o.timeout_s, o.dry_run, hooks, secret.empty() ? "" : secret + "\n");
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -20,11 +19,6 @@ namespace cli {
 namespace {
 
 constexpr int kPort = 5000;  // each namespace has its own ports
-constexpr const char* kClockZero = "run clock zero at unix ";
-
-double unix_now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // Measures the mesh into OUT/cards/LINK.json, a card that replaces the
 // scenario's link card by name in both worlds; returns its path ("" on failure).
@@ -84,7 +78,7 @@ int launch_netns(const NetnsLaunch& o) {
 
   const std::string log = out + "/applied-faults.jsonl";
   std::ofstream(log, std::ios::trunc) << "";
-  hw::append_event(log, unix_now_s(), {0, "netns-mesh", "", shaping + "; link card probed on it: " + card});
+  hw::append_event(log, hw::unix_now_s(), {0, "netns-mesh", "", shaping + "; link card probed on it: " + card});
   const hw::ClusterSpec spec = hw::load_cluster(cluster);
   const std::string secret = hw::make_cluster_secret();  // on each rank's stdin, never a command line
   std::vector<std::vector<std::string>> commands;
@@ -110,13 +104,12 @@ int launch_netns(const NetnsLaunch& o) {
   double zero = -1;
   hw::LaunchHooks hooks;
   hooks.on_line = [&](int, const std::string& line) {
-    if (const auto at = line.find(kClockZero); zero < 0 && at != std::string::npos)
-      zero = std::stod(line.substr(at + std::string(kClockZero).size()));
+    if (const auto t = hw::run_clock_zero(line); zero < 0 && t) zero = *t;
   };
   hooks.on_tick = [&](const std::vector<pid_t>& pids) {
     if (zero < 0) return;
-    faults.apply_due(unix_now_s() - zero, pids, [&](const engine::RunEvent& e) {
-      hw::append_event(log, unix_now_s(), e);
+    faults.apply_due(hw::unix_now_s() - zero, pids, [&](const engine::RunEvent& e) {
+      hw::append_event(log, hw::unix_now_s(), e);
       fmt::print(stderr, "launch: applying {} {} at {:.3f} s ({})\n", e.kind, e.target, e.t_s, e.detail);
     });
     faults.end_endless_hangs(pids);

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -29,7 +30,7 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
     else if (f.kind == FaultKind::kNodeRestart || f.kind == FaultKind::kTcpInstability)
       why = "a restarted rank cannot rejoin a real run yet";
     else if (f.kind == FaultKind::kRdmaStackFailure)
-      why = "the netns mesh runs TCP: there is no RDMA stack to fail";
+      why = "launch --netns does not fail an RDMA stack yet; launch --local N --rdma-device does (softrdma's switch)";
     if (!why.empty()) return Refusal{fmt::format("/faults/{}/kind", i), engine::to_string(f.kind) + ": " + why};
   }
   return std::nullopt;
@@ -38,6 +39,17 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
 void append_event(const std::string& path, double unix_s, const engine::RunEvent& e) {
   const nlohmann::json line = {{"t_unix", unix_s}, {"kind", e.kind}, {"target", e.target}, {"detail", e.detail}};
   std::ofstream(path, std::ios::app) << line.dump() << "\n";
+}
+
+std::optional<double> run_clock_zero(const std::string& line) {
+  static const std::string kZero = "run clock zero at unix ";
+  const auto at = line.find(kZero);
+  if (at == std::string::npos) return std::nullopt;
+  return std::stod(line.substr(at + kZero.size()));
+}
+
+double unix_now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::vector<engine::RunEvent> read_events(const std::string& path, double zero_unix) {

@@ -32,6 +32,11 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s);
 // clock, `zero_unix` being its run clock's zero; one logged before it is at 0.
 void append_event(const std::string& path, double unix_s, const engine::RunEvent& e);
 std::vector<engine::RunEvent> read_events(const std::string& path, double zero_unix);
+// The unix time of a rank's run clock zero, from the line `meshinfer node`
+// prints when it joins ("... run clock zero at unix T"); none on other lines.
+std::optional<double> run_clock_zero(const std::string& line);
+// Now, in unix seconds: the fault log's clock.
+double unix_now_s();
 
 class NetnsFaults {
  public:

@@ -1,7 +1,8 @@
 // Real processes over the rdma transport on softrdma (rdma_lo), as a user
 // rehearses an RDMA cluster on Linux: `launch --local 4 --rdma-device rdma_lo`
 // runs a scenario to one report, kill -9 of a rank is recovered from as over
-// TCP, and `probe` over rdma writes a link card.
+// TCP, macOS's RDMA stack failure is handled by the scenario's policy, and
+// `probe` over rdma writes a link card.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -28,6 +29,14 @@ std::vector<std::string> launch_argv(const std::string& scenario, const std::str
                         "--timeout", "90"});
 }
 
+// Waits until every rank of `launch` has joined, then lets it decode a while.
+void wait_until_decoding(ChildProcess& launch, int world) {
+  for (int r = 0; r < world; ++r)
+    ASSERT_NE(launch.wait_for_line("[rank " + std::to_string(r) + "] rank " + std::to_string(r) + ": joined", 60), "")
+        << launch.output();
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+}
+
 TEST(LaunchOverRdma, FourLocalRanksRunTheScenarioToOneReport) {
   const std::string dir = testsupport::fresh_dir("rdma-launch");
   const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("rdma-local", 4, 2, 8));
@@ -47,10 +56,7 @@ TEST(LaunchOverRdma, KillNineOfARankIsRecoveredFromAsOverTcp) {
   const std::string dir = testsupport::fresh_dir("rdma-kill");
   const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("rdma-kill", 4, 2, 60));
   ChildProcess launch(launch_argv(scenario, dir + "/out"));
-  for (int r = 0; r < world; ++r)
-    ASSERT_NE(launch.wait_for_line("[rank " + std::to_string(r) + "] rank " + std::to_string(r) + ": joined", 60), "")
-        << launch.output();
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  wait_until_decoding(launch, world);
   const auto pids = testsupport::rank_pids(launch.output(), world);
   ASSERT_GT(pids[victim], 0) << launch.output();
   ASSERT_EQ(::kill(pids[victim], SIGKILL), 0);
@@ -63,6 +69,49 @@ TEST(LaunchOverRdma, KillNineOfARankIsRecoveredFromAsOverTcp) {
   EXPECT_TRUE(detected) << report["events"].dump(2);
   EXPECT_EQ(report["summary"]["requests"]["completed"], 2) << report["events"].dump(2);
   EXPECT_EQ(report["summary"]["requests"]["failed"], 0);
+}
+
+// The report of 4 ranks over rdma on softrdma, the scenario's rdma-stack-failure
+// carried out mid-decode by the launcher (softrdma's failure switch: every
+// queue pair of every rank fails, the device is hidden), under `policy`.
+json report_after_stack_failure(const std::string& name, const std::string& policy) {
+  const std::string dir = testsupport::fresh_dir(name);
+  json s = testsupport::small_scenario(name, 4, 2, 60, policy, "tb5-rdma");
+  s["cluster"]["fabric"]["secondary_link"] = "10gbe";
+  s["faults"] = json::array({{{"at_s", 0.5}, {"kind", "rdma-stack-failure"}}});
+  ChildProcess launch(launch_argv(testsupport::write_json(dir, "s", s), dir + "/out"));
+  EXPECT_EQ(launch.wait(120), 0) << launch.output();
+  EXPECT_NE(launch.output().find("launch: applying rdma-stack-failure"), std::string::npos) << launch.output();
+  const json report = json::parse(testsupport::read_file(dir + "/out/report.json"));
+  EXPECT_EQ(report["faults"]["injected"], 1) << report["faults"].dump(2);
+  return report;
+}
+
+std::string event_details(const json& report, const std::string& kind) {
+  std::string details;
+  for (const auto& e : report["events"])
+    if (e["kind"] == kind) details += e["detail"].get<std::string>() + "\n";
+  return details;
+}
+
+TEST(LaunchOverRdma, TheStackFailureUnderFallbackMovesTheRunToTheSecondaryNetworkLosingNoRequest) {
+  const json report = report_after_stack_failure("rdma-fallback", "fallback");
+  EXPECT_NE(event_details(report, "detected"), "") << report["events"].dump(2);
+  EXPECT_NE(event_details(report, "recovered").find("moved to the secondary network (10gbe)"), std::string::npos)
+      << report["events"].dump(2);
+  EXPECT_EQ(report["summary"]["requests"]["completed"], 2) << report["events"].dump(2);
+  EXPECT_EQ(report["summary"]["requests"]["failed"], 0);
+  EXPECT_EQ(report["summary"]["output_tokens"], 120);
+  for (const auto& n : report["nodes"]) EXPECT_EQ(n["error"], "") << n.dump();
+}
+
+// The twin: the same failure under fail-stop ends the instance, its requests
+// failed with the reason, so the run above was saved by the policy.
+TEST(LaunchOverRdma, TheStackFailureUnderFailStopFailsTheRequestsSayingWhy) {
+  const json report = report_after_stack_failure("rdma-fail-stop", "fail-stop");
+  EXPECT_NE(event_details(report, "instance-failed").find("policy is fail-stop"), std::string::npos)
+      << report["events"].dump(2);
+  EXPECT_EQ(report["summary"]["requests"]["failed"], 2) << report["events"].dump(2);
 }
 
 TEST(LaunchOverRdma, ProbeOverRdmaWritesALinkCard) {

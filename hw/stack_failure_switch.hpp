@@ -1,0 +1,35 @@
+// A scenario's rdma-stack-failure on real processes that use softrdma: the
+// launcher points every rank's device at one switch file (SOFTRDMA_FAIL_FILE)
+// and creates it at the fault's time on the run's clock; each rank's device
+// then fails every queue pair and hides itself until the process restarts,
+// as macOS's RDMA stack fails (REFERENCE.md).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "engine/events.hpp"
+#include "engine/scenario.hpp"
+
+namespace hw {
+
+class StackFailureSwitch {
+ public:
+  // The switch for `s`'s first rdma-stack-failure, its file in `dir`
+  // (removed now if an earlier run left it); not armed when `s` has none.
+  StackFailureSwitch(const engine::Scenario& s, const std::string& dir);
+
+  bool armed() const { return at_s_.has_value(); }
+  // NAME=VALUE to put in every rank's environment.
+  std::string setting() const { return "SOFTRDMA_FAIL_FILE=" + path_; }
+  // Creates the file once `t_s` on the run's clock reaches the fault's time;
+  // the fault's event (at t_s) when it did so now.
+  std::optional<engine::RunEvent> flip_due(double t_s);
+
+ private:
+  std::optional<double> at_s_;
+  std::string path_;
+  bool flipped_ = false;
+};
+
+}  // namespace hw
