@@ -66,6 +66,34 @@ TEST(PortDown, AnInterfaceSetDownTakesThePortDownWithItsEventAndDeliversNothing)
                         "7 no PORT_ACTIVE, 8 nothing after coming back";
 }
 
+// Whether ibv_get_device_list lists `device` now.
+bool listed(const char* device) {
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  bool found = false;
+  for (int i = 0; list && i < n; ++i) found |= std::string(ibv_get_device_name(list[i])) == device;
+  if (list) ibv_free_device_list(list);
+  return found;
+}
+
+// As on macOS, where the GID appears with the address: an interface without an
+// IPv4 address has no device, and gets one when it is given an address.
+TEST(PortDown, ADeviceIsListedOnlyWhileItsInterfaceHasAnIpv4Address) {
+  if (const std::string why = hw::NetnsMesh::unavailable_reason(); !why.empty()) SKIP_UNLESS_CI_PROVIDES(true, why);
+  const int code = in_child([] {
+    if (unshare(CLONE_NEWNET) != 0) return 10;
+    if (std::system("ip link add sr0 type veth peer name sr1 && ip link set sr1 up && ip link set sr0 up") != 0)
+      return 11;
+    if (listed("rdma_sr0")) return 1;
+    if (std::system("ip addr add 10.77.0.1/24 dev sr0") != 0) return 11;
+    if (!listed("rdma_sr0")) return 2;
+    if (std::system("ip addr flush dev sr0") != 0) return 11;
+    return listed("rdma_sr0") ? 3 : 0;
+  });
+  EXPECT_EQ(code, 0) << "10-11 namespace, 1 listed without an address, 2 not listed with one, 3 listed after the "
+                        "address went";
+}
+
 // Rank r of two, in namespace r of `mesh`: a VerbsRuntime over the veth's
 // device (rdma_v<peer>), one round trip, then `ready` and, once `go` says the
 // link is down, a receive that must end with the port's failure.
