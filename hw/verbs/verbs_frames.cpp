@@ -96,16 +96,21 @@ std::optional<std::pair<int, engine::Payload>> FrameAssembler::accept(const Fram
     in_message_ = true;
     first_ = h;
     got_ = 0;
-    message_ = engine::Payload::sized(h.message_bytes);
-    if (h.has_bytes) message_.bytes.resize(h.message_bytes);
+    message_ = engine::Payload::sized(h.message_bytes);  // its bytes grow as frames bring them
   } else if (h.tag != first_.tag || h.message_bytes != first_.message_bytes || h.has_bytes != first_.has_bytes) {
     throw FrameError(fmt::format("frame of a {}-byte message with tag {} interrupts a {}-byte message with tag {}",
                                  h.message_bytes, h.tag, first_.message_bytes, first_.tag));
   }
   if (h.chunk_bytes > h.message_bytes - got_ || (h.chunk_bytes == 0 && h.message_bytes != 0))
     throw FrameError(fmt::format("frame carries {} bytes where {} remain", h.chunk_bytes, h.message_bytes - got_));
-  if (h.has_bytes && h.chunk_bytes > 0)  // an empty message's bytes() is null: no copy at all
-    std::memcpy(message_.bytes.data() + got_, frame.data() + kFrameHeaderBytes, h.chunk_bytes);
+  if (h.has_bytes) {
+    // A header's claim reserves nothing: at most twice what has arrived, never more than the message.
+    std::vector<std::byte>& bytes = message_.bytes;
+    if (bytes.capacity() < got_ + h.chunk_bytes)
+      bytes.reserve(std::min(h.message_bytes, std::max<std::uint64_t>(2 * bytes.capacity(), got_ + h.chunk_bytes)));
+    const std::byte* chunk = frame.data() + kFrameHeaderBytes;
+    bytes.insert(bytes.end(), chunk, chunk + h.chunk_bytes);
+  }
   got_ += h.chunk_bytes;
   if (got_ < h.message_bytes) return std::nullopt;
   in_message_ = false;

@@ -53,6 +53,8 @@ class FrameAssembler {
   // completes, with its tag. Throws FrameError on a gap in the sequence or a
   // frame that does not continue the message under way.
   std::optional<std::pair<int, engine::Payload>> accept(const FrameHeader& h, std::span<const std::byte> frame);
+  // Bytes held for the message under way: at most twice what its frames brought, whatever its header claims.
+  std::size_t held_bytes() const { return message_.bytes.capacity(); }
 
  private:
   std::uint64_t next_sequence_ = 0;

@@ -127,6 +127,37 @@ TEST(Frames, AFrameOfAnotherMessageCannotInterruptOne) {
   EXPECT_THROW(assembler.accept(hw::read_frame_header(frame), frame), hw::FrameError);
 }
 
+// Found by bench/fuzz.sh wire: a first frame claiming an 822 MB message made the
+// receiver allocate all of it before any of it arrived.
+TEST(Frames, AHeaderClaimingAHugeMessageReservesOnlyWhatItsFramesBring) {
+  // The fuzzer's input AU1WRjEBAAAAAgAAAAgAAAABAAAAAAAAWwgAADE= without its first (selector) byte.
+  const std::uint8_t found[] = {0x4d, 0x56, 0x46, 0x31, 0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x08, 0x00,
+                                0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x5b, 0x08, 0x00, 0x00, 0x31};
+  std::vector<std::byte> frame(4096);
+  std::memcpy(frame.data(), found, sizeof found);
+  const hw::FrameHeader h = hw::read_frame_header(frame);
+  ASSERT_EQ(h.message_bytes, 0x31000008u);  // 822 MB, under the 1 GiB cap
+  hw::FrameAssembler assembler;
+  EXPECT_FALSE(assembler.accept(h, frame).has_value());
+  EXPECT_LE(assembler.held_bytes(), 8u);  // the frame brought 8 bytes
+
+  // A real 64 MiB message: the buffer grows with its frames and ends at exactly its size.
+  hw::FrameAssembler growing;
+  const engine::Payload big = patterned(64ull << 20);
+  std::vector<std::byte> f(512 * 1024);
+  const std::uint64_t n = hw::frames_for(big.size, f.size());
+  for (std::uint64_t i = 0; i + 1 < n; ++i) {
+    hw::pack_frame(f, 5, big, i, i, 0);
+    ASSERT_FALSE(growing.accept(hw::read_frame_header(f), f).has_value());
+    ASSERT_LE(growing.held_bytes(), 2 * (i + 1) * hw::frame_capacity(f.size())) << "after frame " << i;
+  }
+  hw::pack_frame(f, 5, big, n - 1, n - 1, 0);
+  auto out = growing.accept(hw::read_frame_header(f), f);
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->second.bytes.capacity(), big.size);
+  EXPECT_TRUE(out->second.bytes == big.bytes);
+}
+
 TEST(Frames, ForeignOrOverlongFramesAreRefused) {
   std::vector<std::byte> frame(4096);
   hw::pack_frame(frame, 1, patterned(100), 0, 0, 0);
