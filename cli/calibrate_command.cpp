@@ -122,7 +122,7 @@ int calibrate(const CalibrateOptions& o) {
     for (const auto& [stack, rows] : cv) print_cross_validation(stack, rows);
   }
   if (!o.report.empty()) {
-    sim::write_calibration_report(m, o.measurements, catalog, cv, o.report);
+    sim::write_calibration_report(m, o.measurements, catalog, cv, jobs, o.report);
     fmt::print("wrote {}\n", o.report);
   }
   return 0;

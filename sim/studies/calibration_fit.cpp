@@ -62,6 +62,7 @@ std::string simulate_in_child(const engine::CalibrationRow& row, const engine::S
   const auto report = engine::build_report(s, catalog, plan, profile.name, result, s.seed);
   const char* metric = row.prefill ? "prefill_tokens_per_s" : "decode_tokens_per_s";
   return json{{"tokens_per_s", report["summary"][metric]},
+              {"ttft_s", report["summary"]["ttft_s"]["p50"]},
               {"strategy", plan.strategy},
               {"nodes", row.prefill ? json::array() : breakdown(s, result)}}
       .dump();
@@ -79,6 +80,7 @@ RowRun parse_run(const std::string& output) {
     return run;
   }
   run.tokens_per_s = j["tokens_per_s"];
+  run.ttft_s = j["ttft_s"];
   run.strategy = j["strategy"];
   for (const auto& n : j["nodes"])
     run.nodes.push_back({n["node"], n["hardware"], n["token_s"], n["compute_s"], n["comm_s"], n["wait_s"]});
@@ -95,20 +97,29 @@ RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>
   return parse_run(child.output);
 }
 
-std::vector<double> simulate_rows(const std::vector<engine::CalibrationRow>& rows,
-                                  const std::vector<std::string>& cluster, const engine::Catalog& catalog,
-                                  const Profiles& profiles, int jobs) {
+std::vector<RowRun> run_rows(const std::vector<engine::CalibrationRow>& rows, const std::vector<std::string>& cluster,
+                             const engine::Catalog& catalog, const Profiles& profiles, int jobs) {
   const auto results = run_parallel(static_cast<int>(rows.size()), jobs, [&](int i) {
     const auto& row = rows[i];
     return simulate_in_child(row, engine::row_scenario(row, cluster), catalog, profiles.at(row.stack));
   });
-  std::vector<double> out;
+  std::vector<RowRun> out;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (!results[i].ok)
       throw std::runtime_error(fmt::format("{}: simulation failed: {}", rows[i].label(), results[i].output));
-    const RowRun run = parse_run(results[i].output);
-    if (!run.refusal.empty()) throw std::runtime_error(rows[i].label() + ": " + run.refusal);
-    out.push_back(run.tokens_per_s);
+    out.push_back(parse_run(results[i].output));
+  }
+  return out;
+}
+
+std::vector<double> simulate_rows(const std::vector<engine::CalibrationRow>& rows,
+                                  const std::vector<std::string>& cluster, const engine::Catalog& catalog,
+                                  const Profiles& profiles, int jobs) {
+  std::vector<double> out;
+  const auto runs = run_rows(rows, cluster, catalog, profiles, jobs);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!runs[i].refusal.empty()) throw std::runtime_error(rows[i].label() + ": " + runs[i].refusal);
+    out.push_back(runs[i].tokens_per_s);
   }
   return out;
 }

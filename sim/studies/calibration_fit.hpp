@@ -23,6 +23,7 @@ struct TokenBreakdown {
 
 struct RowRun {
   double tokens_per_s = 0;            // decode or prefill, as the row measures
+  double ttft_s = 0;                  // the request's time to its first token
   std::string refusal;                // the planner's reason when the model cannot be placed
   std::string strategy;               // the plan that ran
   std::vector<TokenBreakdown> nodes;  // decode rows
@@ -37,8 +38,13 @@ RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>
 // Every stack's profile, by stack name.
 using Profiles = std::map<std::string, engine::StackCard>;
 
-// tokens/s of every row, each with its stack's profile, on `jobs` worker processes
-// (the result does not depend on it); throws when one cannot be placed or fails.
+// Every row, each with its stack's profile, on `jobs` worker processes (the result
+// does not depend on it); a row that cannot be placed has its refusal. Throws when
+// a simulation fails.
+std::vector<RowRun> run_rows(const std::vector<engine::CalibrationRow>& rows, const std::vector<std::string>& cluster,
+                             const engine::Catalog& catalog, const Profiles& profiles, int jobs);
+
+// tokens/s of every row, as run_rows; throws when one cannot be placed or fails.
 std::vector<double> simulate_rows(const std::vector<engine::CalibrationRow>& rows,
                                   const std::vector<std::string>& cluster, const engine::Catalog& catalog,
                                   const Profiles& profiles, int jobs);

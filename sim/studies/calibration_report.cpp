@@ -12,6 +12,7 @@
 #include "engine/layer_kernels.hpp"
 #include "engine/stack_card.hpp"
 #include "sim/studies/calibration_fit.hpp"
+#include "sim/studies/planning_table.hpp"
 
 namespace sim {
 
@@ -232,6 +233,15 @@ std::string predictions_section(const Context& c) {
   return out + breakdown_section(breakdowns);
 }
 
+std::string planning_section(const Context& c, const CrossValidation& cv, int jobs) {
+  const std::vector<std::string> stacks(std::begin(kStacks), std::end(kStacks));
+  std::map<std::string, PlanningUncertainty> uncertainty;
+  for (const auto& stack : stacks)
+    uncertainty.emplace(stack, planning_uncertainty(stack, c.profiles.at(stack).based_on, cv));
+  const auto rows = planning_rows(c.catalog, stacks);
+  return planning_table(rows, run_rows(rows, c.m.cluster, c.catalog, c.profiles, jobs), uncertainty);
+}
+
 // Batch-1 decode after ever longer prompts: every token's attention reads the whole KV cache.
 std::string context_section(const Context& c) {
   const int contexts[] = {1024, 8192, 32768, 131072};
@@ -390,11 +400,13 @@ std::string header(const std::string& measurements_file) {
 }  // namespace
 
 void write_calibration_report(const engine::Measurements& m, const std::string& measurements_file,
-                              const engine::Catalog& catalog, const CrossValidation& cv, const std::string& out) {
+                              const engine::Catalog& catalog, const CrossValidation& cv, int jobs,
+                              const std::string& out) {
   Context c{m, catalog, {}};
   for (const char* stack : kStacks) c.profiles.emplace(stack, engine::StackCard::load(catalog.dir(), stack));
   const std::string text = header(measurements_file) + fitted_section(c, cv) + parameters_section(c) +
-                           predictions_section(c) + context_section(c) + why_section(c) + sensitivity_section(c);
+                           predictions_section(c) + planning_section(c, cv, jobs) + context_section(c) +
+                           why_section(c) + sensitivity_section(c);
   std::ofstream o(out);
   if (!(o << text)) throw std::runtime_error("cannot write " + out);
 }

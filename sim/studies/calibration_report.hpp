@@ -11,8 +11,10 @@
 namespace sim {
 
 // Simulates with the catalog's committed profiles and writes the report to `out`,
-// with `cv` (every stack of `m`) beside the in-sample figures.
+// with `cv` (every stack of `m`) beside the in-sample figures and as the planning
+// table's uncertainty; simulates on `jobs` worker processes.
 void write_calibration_report(const engine::Measurements& m, const std::string& measurements_file,
-                              const engine::Catalog& catalog, const CrossValidation& cv, const std::string& out);
+                              const engine::Catalog& catalog, const CrossValidation& cv, int jobs,
+                              const std::string& out);
 
 }  // namespace sim

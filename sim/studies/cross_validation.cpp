@@ -70,4 +70,8 @@ ErrorSummary in_sample_summary(const std::vector<CrossValidatedRow>& rows) {
   return summary(rows, &CrossValidatedRow::in_sample_error);
 }
 
+ErrorSummary held_out_time_summary(const std::vector<CrossValidatedRow>& rows) {
+  return summary(rows, &CrossValidatedRow::held_out_time_error);
+}
+
 }  // namespace sim

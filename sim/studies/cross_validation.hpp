@@ -21,6 +21,8 @@ struct CrossValidatedRow {
 
   double in_sample_error() const { return engine::relative_error(in_sample, row.published); }
   double held_out_error() const { return engine::relative_error(held_out, row.published); }
+  // The same for the time the row's tokens take (a prefill row's: its TTFT).
+  double held_out_time_error() const { return row.published / held_out - 1; }
 };
 
 // For every model of `rows` (any stacks): fits `parameters` to the other models'
@@ -45,5 +47,6 @@ struct ErrorSummary {
 };
 ErrorSummary held_out_summary(const std::vector<CrossValidatedRow>& rows);
 ErrorSummary in_sample_summary(const std::vector<CrossValidatedRow>& rows);
+ErrorSummary held_out_time_summary(const std::vector<CrossValidatedRow>& rows);
 
 }  // namespace sim
