@@ -16,7 +16,8 @@ run_flags=()
 case "$target" in
   scenario)
     sources=(engine/error.cpp engine/json_input.cpp engine/catalog.cpp engine/scenario.cpp engine/scenario_cluster.cpp
-             engine/compute/model_config.cpp engine/compute/safetensors.cpp)
+             engine/model_math.cpp engine/request_trace.cpp engine/compute/model_config.cpp
+             engine/compute/safetensors.cpp)
     seeds=("$root"/scenarios/*.json "$root"/scenarios/ci/*.json "$root"/tests/fuzz/seeds/*.json)
     run_flags=(-dict="$root/tests/fuzz/scenario.dict") ;;
   wire)
@@ -43,8 +44,11 @@ bin="$out/${target}_fuzz"
 # The sanitized build takes a minute: redo it only when a source changed.
 if [[ ! -x $bin || -n $(find "$root/engine" "$root/hw" "$root/tests/fuzz" -name '*.[ch]pp' -newer "$bin" | head -1) ]]; then
   echo "fuzz-$target: building $bin"
-  clang++ -std=c++20 -g -O1 "${flags[@]}" -I"$root" -DMESHINFER_SOURCE_DIR="\"$root\"" \
-    "${sources[@]/#/$root/}" "$root/tests/fuzz/${target}_fuzz.cpp" -lfmt -o "$bin"
+  # The build info CMake generates, with this tree as the source dir (where the catalog is).
+  sed -e "s|@PROJECT_VERSION@|fuzz|" -e "s|@MESHINFER_GIT@|fuzz|" -e "s|@CMAKE_SOURCE_DIR@|$root|" \
+    "$root/engine/build_info.cpp.in" >"$out/build_info.cpp"
+  clang++ -std=c++20 -g -O1 "${flags[@]}" -I"$root" "${sources[@]/#/$root/}" "$out/build_info.cpp" \
+    "$root/tests/fuzz/${target}_fuzz.cpp" -lfmt -o "$bin"
 fi
 
 shopt -s nullglob
