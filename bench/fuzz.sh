@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes one decoder family with libFuzzer and prints executions and crashes:
 #   bench/fuzz.sh scenario [SECONDS]   the scenario parser (tests/fuzz/scenario_fuzz.cpp)
-#   bench/fuzz.sh wire [SECONDS]       frames, handshakes, control messages, node reports (tests/fuzz/wire_fuzz.cpp)
+#   bench/fuzz.sh wire [SECONDS]       frames, handshakes, control messages, node reports, heartbeats (tests/fuzz/wire_fuzz.cpp)
 # SECONDS defaults to 60. Builds the target with clang++ and ASan/UBSan into
 # $FUZZ_DIR (default build/fuzz-TARGET), seeds the corpus, runs, and prints the
 # executions and crashes. Crashing inputs are kept in $FUZZ_DIR/crashes; exit

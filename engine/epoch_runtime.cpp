@@ -22,6 +22,7 @@ void EpochRuntime::send(int dst, int tag, Payload payload) {
 }
 
 Payload EpochRuntime::recv(int src, int tag, double timeout_s) {
+  check_refused();  // even when messages never keep it waiting
   const double give_up = now() + timeout_s;
   // The heartbeats tell the others how long this node has waited.
   struct Waiting {
@@ -40,8 +41,15 @@ Payload EpochRuntime::recv(int src, int tag, double timeout_s) {
   }
 }
 
+void EpochRuntime::check_refused() const {
+  if (!m_.any_refused()) return;
+  for (int p : members_)
+    if (std::string why = m_.refused(p); p != physical_.rank() && !why.empty()) throw PeerFailure(p, why);
+}
+
 void EpochRuntime::check_cluster() {
   if (m_.coordinator_epoch() > epoch_) throw Reconfigure();
+  check_refused();
   for (int p : members_)
     if (p != physical_.rank() && m_.suspected(p, now()))
       throw PeerFailure(p, "silent for more than " + std::to_string(m_.timeout_s()) + " s");

@@ -41,10 +41,12 @@ class EpochRuntime : public ForwardingRuntime {
 
  private:
   int fenced(int tag) const { return tags::fenced(tag, epoch_); }
-  // Throws when waiting longer is pointless: a member is silent, a member
+  // Throws when waiting longer is pointless: a member is silent or refused, a member
   // reported one (seen by the coordinator), a newer epoch began, or (seen by
   // the coordinator) every member waits on another.
   void check_cluster();
+  // Throws PeerFailure when the heartbeats refused a member (Liveness::refuse).
+  void check_refused() const;
 
   Runtime& physical_ = inner_;
   Liveness& m_;

@@ -1,7 +1,11 @@
 #include "engine/liveness.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 #include "engine/error.hpp"
 #include "engine/tags.hpp"
@@ -14,6 +18,7 @@ Liveness::Liveness(int world, double heartbeat_s, double timeout_s)
       relay_(world, -1),
       epoch_of_(world, 0),
       waited_(world, -1),
+      refused_(world),
       heartbeat_s_(heartbeat_s),
       timeout_s_(timeout_s) {}
 
@@ -43,6 +48,7 @@ bool Liveness::down(int peer, double now, int self) const {
   // Half a timeout: a live peer is heard within two heartbeat periods by
   // someone; a dead one has been silent everywhere for a whole timeout.
   const auto fresh = [&](int p) { return staleness_locked(p, now) < timeout_s_ / 2; };
+  if (!refused_.at(peer).empty()) return true;  // it is the node that failed, not a cable to it
   if (fresh(peer)) return false;
   for (int m = 0; m < world(); ++m)
     if (m != peer && m != self && fresh(m)) return true;
@@ -99,44 +105,83 @@ void Liveness::beat(double now) {
   last_beat_ = now;
 }
 
+void Liveness::refuse(int peer, const std::string& why) {
+  std::lock_guard lock(mu_);
+  if (refused_.at(peer).empty()) refused_[peer] = why;
+  any_refused_ = true;
+}
+
+std::string Liveness::refused(int peer) const {
+  std::lock_guard lock(mu_);
+  return refused_.at(peer);
+}
+
 bool Liveness::suspected(int peer, double now) const {
   std::lock_guard lock(mu_);
   return suspected_locked(peer, now);
 }
 
 bool Liveness::suspected_locked(int peer, double now) const {
+  if (!refused_.at(peer).empty()) return true;
   return now - last_heard_.at(peer) > timeout_s_ && now - listening_since_ > timeout_s_;
+}
+
+Payload Heartbeat::encode() const {
+  std::vector<std::byte> bytes(sizeof epoch + (1 + ages.size()) * sizeof(float));
+  std::memcpy(bytes.data(), &epoch, sizeof epoch);
+  std::memcpy(bytes.data() + sizeof epoch, &waited_s, sizeof waited_s);
+  std::memcpy(bytes.data() + sizeof epoch + sizeof waited_s, ages.data(), ages.size() * sizeof(float));
+  return Payload::of(bytes);
+}
+
+Heartbeat Heartbeat::decode(const Payload& p, int world, int own_epoch) {
+  Heartbeat b;
+  constexpr std::size_t kHead = sizeof b.epoch + sizeof b.waited_s;
+  if (world < 1 || p.bytes.size() != kHead + static_cast<std::size_t>(world) * sizeof(float))
+    throw std::invalid_argument(fmt::format("{} bytes, not a heartbeat of {} nodes", p.bytes.size(), world));
+  std::memcpy(&b.epoch, p.bytes.data(), sizeof b.epoch);
+  std::memcpy(&b.waited_s, p.bytes.data() + sizeof b.epoch, sizeof b.waited_s);
+  b.ages.resize(world);
+  std::memcpy(b.ages.data(), p.bytes.data() + kHead, b.ages.size() * sizeof(float));
+  // Beyond kFencedEpochs - 1 ahead, the sender's fenced tags would be mistaken for this node's.
+  if (b.epoch < 0 || b.epoch - own_epoch >= tags::kFencedEpochs)
+    throw std::invalid_argument(fmt::format("epoch {} (this node is in epoch {})", b.epoch, own_epoch));
+  if (!std::isfinite(b.waited_s)) throw std::invalid_argument(fmt::format("waited {} s", b.waited_s));
+  if (b.waited_s < 0) b.waited_s = -1;  // not waiting
+  // A negative age would keep a node fresh into the future; a long one only says "long ago".
+  for (std::size_t q = 0; q < b.ages.size(); ++q)
+    if (!std::isfinite(b.ages[q]) || b.ages[q] < 0)
+      throw std::invalid_argument(fmt::format("heard rank {} {} s ago", q, b.ages[q]));
+  return b;
 }
 
 namespace {
 
-// A heartbeat: the sender's epoch, how long its engine has waited in a
-// receive, then how long ago it heard each node.
-struct Beat {
-  std::int32_t epoch = 0;
-  float waited_s = -1;
-  std::vector<float> ages;
-
-  Payload encode() const {
-    std::vector<std::byte> bytes(sizeof epoch + (1 + ages.size()) * sizeof(float));
-    std::memcpy(bytes.data(), &epoch, sizeof epoch);
-    std::memcpy(bytes.data() + sizeof epoch, &waited_s, sizeof waited_s);
-    std::memcpy(bytes.data() + sizeof epoch + sizeof waited_s, ages.data(), ages.size() * sizeof(float));
-    return Payload::of(bytes);
+// Sends `beat` to `peer` and takes in what it sent since the last one, without waiting.
+void exchange(Runtime& rt, Liveness& m, int peer, const Payload& beat) {
+  try {
+    rt.send(peer, tags::kHeartbeat, beat);
+  } catch (const PeerFailure&) {
+    // Unreachable now; silence will make it suspected.
   }
-
-  // A malformed beat still says its sender is alive; it carries nothing else.
-  static Beat decode(const Payload& p) {
-    Beat b;
-    constexpr std::size_t kHead = sizeof b.epoch + sizeof b.waited_s;
-    if (p.bytes.size() < kHead || (p.bytes.size() - kHead) % sizeof(float) != 0) return b;
-    std::memcpy(&b.epoch, p.bytes.data(), sizeof b.epoch);
-    std::memcpy(&b.waited_s, p.bytes.data() + sizeof b.epoch, sizeof b.waited_s);
-    b.ages.resize((p.bytes.size() - kHead) / sizeof(float));
-    std::memcpy(b.ages.data(), p.bytes.data() + kHead, b.ages.size() * sizeof(float));
-    return b;
+  for (;;) {
+    Payload p;
+    try {
+      p = rt.recv(peer, tags::kHeartbeat, 0);
+    } catch (const Timeout&) {
+      return;
+    } catch (const PeerFailure&) {
+      return;
+    }
+    if (!m.refused(peer).empty()) continue;  // failed already: its beats are drained, not believed
+    try {
+      const Heartbeat b = Heartbeat::decode(p, rt.world(), m.epoch());
+      m.heard(peer, rt.now(), b.epoch, b.ages, b.waited_s);
+    } catch (const std::invalid_argument& e) {
+      m.refuse(peer, std::string("malformed heartbeat: ") + e.what());
+    }
   }
-};
+}
 
 }  // namespace
 
@@ -148,25 +193,10 @@ void run_heartbeats(Runtime& rt, Liveness& m) {
     for (int peer = 0; peer < rt.world(); ++peer)
       if (m.relay(peer) != routed[peer] && rt.route_via(peer, m.relay(peer))) routed[peer] = m.relay(peer);
     m.beat(rt.now());
-    const Payload beat = Beat{m.epoch(), static_cast<float>(m.waited(rt.now())), m.ages(rt.now())}.encode();
+    const Payload beat = Heartbeat{m.epoch(), static_cast<float>(m.waited(rt.now())), m.ages(rt.now())}.encode();
     for (int peer = 0; peer < rt.world(); ++peer) {
       if (peer == rt.rank()) continue;
-      try {
-        rt.send(peer, tags::kHeartbeat, beat);
-      } catch (const PeerFailure&) {
-        // Unreachable now; silence will make it suspected.
-      }
-      // Drain what arrived since the last beat, without waiting.
-      for (;;) {
-        try {
-          const Beat b = Beat::decode(rt.recv(peer, tags::kHeartbeat, 0));
-          m.heard(peer, rt.now(), b.epoch, b.ages, b.waited_s);
-        } catch (const Timeout&) {
-          break;
-        } catch (const PeerFailure&) {
-          break;
-        }
-      }
+      exchange(rt, m, peer, beat);
     }
     rt.sleep_for(m.heartbeat_s());
   }

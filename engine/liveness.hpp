@@ -4,7 +4,9 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "engine/runtime.hpp"
@@ -23,13 +25,19 @@ class Liveness {
   // The local heartbeat loop ran at `now`. After a gap (this node was frozen),
   // silence is only counted from the moment it listens again.
   void beat(double now);
-  // Silent for longer than the timeout while this node was listening.
+  // `peer` sent what no member sends (a malformed heartbeat): it is failed
+  // for good, with `why`. The first reason stays.
+  void refuse(int peer, const std::string& why);
+  // Why `peer` was refused; empty when it was not.
+  std::string refused(int peer) const;
+  bool any_refused() const { return any_refused_; }
+  // Refused, or silent for longer than the timeout while this node was listening.
   bool suspected(int peer, double now) const;
   // Seconds since anyone still heard from `peer`: this node directly, or a
   // member that is not itself suspected, by its gossip. A node that is down
   // is stale everywhere; one behind a dead cable is fresh for someone.
   double staleness(int peer, double now) const;
-  // `peer` is down (crashed or hung) rather than cut off: nobody hears it
+  // `peer` is down (crashed, hung or refused) rather than cut off: nobody hears it
   // while some other node is still heard. False when nobody else is heard
   // either, as when the whole fabric fails.
   bool down(int peer, double now, int self) const;
@@ -76,6 +84,7 @@ class Liveness {
   std::vector<int> relay_;                     // per peer: the relay of its detour, or -1
   std::vector<int> epoch_of_;                  // per peer: the epoch of its last heartbeat
   std::vector<double> waited_;                 // per peer: its wait in a receive by that heartbeat, or -1
+  std::vector<std::string> refused_;           // per peer: why it was refused, or empty
   double waiting_since_ = -1;
   double last_beat_ = 0, listening_since_ = 0;
   const double heartbeat_s_, timeout_s_;
@@ -83,11 +92,27 @@ class Liveness {
   std::atomic<int> coordinator_epoch_ = 0;
   std::atomic<bool> on_secondary_ = false;
   std::atomic<bool> left_ = false;
+  std::atomic<bool> any_refused_ = false;
+};
+
+// A heartbeat: the sender's epoch, how long its engine has waited in a
+// receive, then how long ago it heard each node.
+struct Heartbeat {
+  std::int32_t epoch = 0;
+  float waited_s = -1;  // negative: not waiting
+  std::vector<float> ages;
+
+  Payload encode() const;
+  // The beat of a `world`-node cluster's member, every value bounded: an epoch
+  // in [0, own_epoch + tags::kFencedEpochs), finite times, no negative age.
+  // Throws std::invalid_argument saying which value is wrong.
+  static Heartbeat decode(const Payload& p, int world, int own_epoch);
 };
 
 // Every heartbeat period: tell every peer this node is alive (with its
 // epoch) and note who was heard, until the node leaves the instance. Run it
-// beside the node's main loop, on a runtime channel of its own.
+// beside the node's main loop, on a runtime channel of its own. A malformed
+// heartbeat refuses its sender (Liveness::refuse).
 void run_heartbeats(Runtime& rt, Liveness& m);
 
 }  // namespace engine

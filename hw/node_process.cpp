@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <thread>
 
@@ -103,7 +104,15 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
   engine::RunResult& out = outcome.result;
   out.nodes.resize(world);
   engine::Liveness liveness(world, setup.scenario.heartbeat_s, setup.scenario.heartbeat_timeout_s);
-  std::thread heartbeats([&] { engine::run_heartbeats(heartbeat_rt, liveness); });
+  // What ends the heartbeat loop ends this node with an error (main reports it), never the process.
+  std::exception_ptr beats_failed;
+  std::thread heartbeats([&] {
+    try {
+      engine::run_heartbeats(heartbeat_rt, liveness);
+    } catch (...) {
+      beats_failed = std::current_exception();
+    }
+  });
   try {
     engine::run_node(rt, liveness, setup, out);  // ends the heartbeat loop when it returns
   } catch (...) {
@@ -112,6 +121,7 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
     throw;
   }
   heartbeats.join();
+  if (beats_failed) std::rethrow_exception(beats_failed);
   for (const std::string& what : refused)
     out.events.push_back({0, "refused", setup.scenario.nodes[rank].name, "refused " + what});
 

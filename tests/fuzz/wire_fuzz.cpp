@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/epoch_runtime.hpp"
+#include "engine/liveness.hpp"
 #include "hw/hello.hpp"
 #include "hw/node_result_codec.hpp"
 #include "hw/tcp_frame.hpp"
@@ -37,7 +38,7 @@ void verbs_frames(std::span<const std::uint8_t> in) {
 void decode(std::uint8_t which, std::span<const std::uint8_t> in) {
   const std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(in.data()),
                                      reinterpret_cast<const std::byte*>(in.data() + in.size()));
-  switch (which % 5) {
+  switch (which % 6) {
     case 0: {
       std::array<char, hw::kTcpHeaderBytes> header{};
       std::memcpy(header.data(), in.data(), std::min(in.size(), header.size()));
@@ -56,8 +57,11 @@ void decode(std::uint8_t which, std::span<const std::uint8_t> in) {
       hw::decode_hello(hello.data());
       break;
     }
-    default:
+    case 4:
       hw::decode_node_report(engine::Payload::of(bytes));
+      break;
+    default:
+      engine::Heartbeat::decode(engine::Payload::of(bytes), 1 + (in.empty() ? 0 : in[0] % 8), 0);
   }
 }
 
