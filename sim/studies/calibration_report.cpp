@@ -137,17 +137,17 @@ std::string reading_notes(const Context& c, const std::map<std::string, std::vec
                            b.profile, b.key, v);
     }
   out += fmt::format(
-      "- The M3 Ultra's GPU, for every stack: {:.0f}% of 819 GB/s while streaming weights, {:.0f}% of peak FLOP/s "
-      "in the routed-expert matmuls of MoE prefill (a few tokens per expert), fitted to MLX's Kimi K2.6 and "
-      "llama.cpp's DeepSeek R1 prefill together.\n",
-      100 * exo.memory_bandwidth_efficiency, 100 * exo.expert_compute_efficiency);
-  out += fmt::format("- MLX (exo, mlx-lm): {:.1f} us per kernel, {:.0f}% of peak FLOP/s in dense matmuls.\n",
-                     1e6 * exo.per_kernel_overhead_s, 100 * exo.compute_efficiency);
+      "- The M3 Ultra's GPU, for every stack: {:.0f}% of 819 GB/s while streaming weights; in prefill, {:.0f}% of "
+      "peak FLOP/s in dense matmuls (fitted to MLX's Llama-3.1-8B and llama.cpp's Llama 3.2 3B and 3.3 70B prefill "
+      "together) and {:.0f}% in the routed-expert matmuls of MoE (a few tokens per expert; MLX's Kimi K2.6 and "
+      "llama.cpp's DeepSeek R1 prefill).\n",
+      100 * exo.memory_bandwidth_efficiency, 100 * exo.compute_efficiency, 100 * exo.expert_compute_efficiency);
+  out += fmt::format("- MLX (exo, mlx-lm): {:.1f} us per kernel, its one parameter of its own.\n",
+                     1e6 * exo.per_kernel_overhead_s);
   out += fmt::format(
       "- llama.cpp: {:.1f} us per kernel plus {:.1f} us per routed expert an expert kernel reads (it runs a matmul "
-      "per expert: MoE decode is slower than its bytes say, in Qwen3 and DeepSeek R1 alike), {:.0f}% of peak FLOP/s "
-      "in dense matmuls.\n",
-      1e6 * cpp.per_kernel_overhead_s, 1e6 * cpp.per_expert_overhead_s, 100 * cpp.compute_efficiency);
+      "per expert: MoE decode is slower than its bytes say, in Qwen3 and DeepSeek R1 alike).\n",
+      1e6 * cpp.per_kernel_overhead_s, 1e6 * cpp.per_expert_overhead_s);
   out += fmt::format(
       "- The kernels come from each model's architecture (engine/layer_kernels.hpp): one decode token launches {} "
       "kernels for Qwen3-235B (GQA, MoE), {} for Kimi K2 and {} for DeepSeek-V3.1 (MLA, MoE with a shared expert), "
