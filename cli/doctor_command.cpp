@@ -11,6 +11,7 @@
 #include "cli/output_file.hpp"
 #include "cli/run_report.hpp"
 #include "engine/error.hpp"
+#include "engine/json_input.hpp"
 #include "hw/doctor/checks.hpp"
 #include "hw/launcher.hpp"
 #include "hw/platform.hpp"
@@ -22,7 +23,7 @@ namespace {
 namespace doc = hw::doctor;
 
 struct DoctorOptions {
-  std::string cluster, scenario, json_out, exec_prefix;
+  std::string cluster, scenario, json_out, bundle_out, exec_prefix;
   double timeout_s = 60;
   bool facts = false, no_probe = false;
 };
@@ -86,19 +87,62 @@ std::optional<std::vector<hw::PairFigures>> run_probe(const doc::ClusterFacts& f
   }
 }
 
+struct ProbeOutcome {
+  std::vector<doc::Finding> findings;
+  std::optional<std::vector<hw::PairFigures>> figures;  // the first probe's, when it ran
+};
+
 // An outlier must stand out in two probes: one probe on a busy machine can be unlucky.
-std::vector<doc::Finding> probe(const doc::ClusterFacts& f, const DoctorOptions& o, std::optional<double> card_gbps) {
+ProbeOutcome probe(const doc::ClusterFacts& f, const DoctorOptions& o, std::optional<double> card_gbps) {
   std::vector<doc::Finding> failed;
   const auto first = run_probe(f, o, failed);
-  if (!first) return failed;
+  if (!first) return {failed, std::nullopt};
   auto findings = doc::check_probe(f, *first, card_gbps);
-  if (std::all_of(findings.begin(), findings.end(), [](const doc::Finding& x) { return x.ok; })) return findings;
+  if (std::all_of(findings.begin(), findings.end(), [](const doc::Finding& x) { return x.ok; }))
+    return {findings, first};
   const auto second = run_probe(f, o, failed);
-  if (!second) return failed;
+  if (!second) return {failed, first};
   const auto again = doc::check_probe(f, *second, card_gbps);
   for (std::size_t k = 0; k < findings.size() && k < again.size(); ++k)
     if (again[k].ok) findings[k] = again[k];
-  return findings;
+  return {findings, first};
+}
+
+// Each host's `rdma-check` verdicts on the devices its "rdma" row names, or why it gave none.
+nlohmann::json rdma_conformance(const hw::ClusterSpec& c, const DoctorOptions& o) {
+  std::vector<std::vector<std::string>> commands;
+  for (int r = 0; r < c.world(); ++r)
+    commands.push_back(hw::rank_command(
+        c, r, o.exec_prefix,
+        {hw::self_executable(), "rdma-check", "--cluster", o.cluster, "--rank", std::to_string(r), "--json", "-"}));
+  const hw::LaunchResult res = hw::launch_processes(commands, o.timeout_s, true);
+  nlohmann::json hosts = nlohmann::json::array();
+  for (int r = 0; r < c.world(); ++r) {
+    // A rule that differs makes rdma-check exit 1, and that verdict is what the bundle is for.
+    const auto verdicts = nlohmann::json::parse(res.output[r], nullptr, false);
+    hosts.push_back(verdicts.is_object() ? verdicts
+                                         : nlohmann::json{{"rank", r}, {"error", failure(res, r, o.timeout_s)}});
+  }
+  return hosts;
+}
+
+// One file for a team to send back: the findings, every host's facts (versions, system, ports, devices), the
+// link card the probe measured and, over rdma, each host's RDMA conformance. The cluster's secret stays out.
+void write_bundle(const DoctorOptions& o, const hw::ClusterSpec& cluster, const nlohmann::json& findings,
+                  const nlohmann::json& hosts, const std::optional<std::vector<hw::PairFigures>>& figures) {
+  nlohmann::json cluster_file = engine::load_json(o.cluster);
+  if (cluster_file.is_object()) cluster_file.erase("secret");
+  nlohmann::json card;  // null when nothing was probed
+  if (figures) card = hw::link_card("doctor-probed", *figures, "thunderbolt", cluster.frame_bytes());
+  const nlohmann::json bundle = {{"tool", "meshinfer doctor --bundle"},
+                                 {"meshinfer", version_line()},
+                                 {"cluster", cluster_file},
+                                 {"findings", findings},
+                                 {"hosts", hosts},
+                                 {"link_card", card},
+                                 {"rdma_check", cluster.transport == "rdma" ? rdma_conformance(cluster, o) : nullptr}};
+  write_text_file(o.bundle_out, bundle.dump(2) + "\n");
+  fmt::print("bundle: {} (send it back: it corrects the simulator's cards)\n", o.bundle_out);
 }
 
 void print(const doc::Finding& x) {
@@ -122,9 +166,11 @@ int doctor(const DoctorOptions& o) {
   const bool healthy = std::all_of(all.begin(), all.end(), [](const doc::Finding& x) { return x.ok; });
   std::optional<double> card_gbps;
   if (scenario) card_gbps = scenario->catalog.link(scenario->scenario.fabric.link).bandwidth * 8 / 1e9;
+  std::optional<std::vector<hw::PairFigures>> figures;
   if (!o.no_probe && healthy) {
-    const auto probed = probe(f, o, card_gbps);
-    all.insert(all.end(), probed.begin(), probed.end());
+    ProbeOutcome probed = probe(f, o, card_gbps);
+    all.insert(all.end(), probed.findings.begin(), probed.findings.end());
+    figures = std::move(probed.figures);
   } else if (!o.no_probe) {
     all.push_back({"probe", "every cable", false, "not probed: the checks above failed", "fix them, then run again"});
   }
@@ -140,12 +186,11 @@ int doctor(const DoctorOptions& o) {
     report.push_back({{"check", x.check}, {"subject", x.subject}, {"ok", x.ok}, {"what", x.what}, {"fix", x.fix}});
   }
   fmt::print("doctor: {} of {} checks failed\n", failed, all.size());
-  if (!o.json_out.empty()) {
-    nlohmann::json hosts = nlohmann::json::array();
-    for (int r = 0; r < cluster.world(); ++r)
-      hosts.push_back(f.hosts[r] ? doc::to_json(*f.hosts[r]) : nlohmann::json());
+  nlohmann::json hosts = nlohmann::json::array();
+  for (int r = 0; r < cluster.world(); ++r) hosts.push_back(f.hosts[r] ? doc::to_json(*f.hosts[r]) : nlohmann::json());
+  if (!o.json_out.empty())
     write_text_file(o.json_out, nlohmann::json{{"findings", report}, {"hosts", hosts}}.dump(2) + "\n");
-  }
+  if (!o.bundle_out.empty()) write_bundle(o, cluster, report, hosts, figures);
   return failed == 0 ? 0 : kExitBreach;
 }
 
@@ -157,6 +202,8 @@ void add_doctor_command(CLI::App& app, int& status) {
   cmd->add_option("--cluster", o->cluster, "cluster file (MLX hostfile)");
   cmd->add_option("--scenario", o->scenario, "also check each host's free memory against its shard of this scenario");
   cmd->add_option("--json", o->json_out, "also write the findings and every host's facts to this file");
+  cmd->add_option("--bundle", o->bundle_out,
+                  "also write one file to send back: findings, facts, the probed link card, RDMA conformance");
   cmd->add_option("--exec-prefix", o->exec_prefix,
                   "instead of ssh, reach each host under this command ({rank}, {host} replaced)");
   cmd->add_option("--timeout", o->timeout_s, "seconds each host has to answer, and the probe to finish");

@@ -62,9 +62,7 @@ int probe_one_rank(const ProbeCommandOptions& o, hw::ClusterSpec cluster) {
   for (const auto& f : pairs)
     fmt::print("{:>6} {:>12.1f} {:>14.1f} {:>14.1f}\n", fmt::format("{}-{}", f.a, f.b), f.latency_s * 1e6,
                f.bandwidth_ab / 1e6, f.bandwidth_ba / 1e6);
-  // A frame is what the simulator pads a message to: Ethernet's 1500 over TCP, the verbs stride over rdma.
-  const std::size_t frame = cluster.transport == "rdma" ? cluster.rdma_frame_bytes : 1500;
-  std::ofstream(o.out) << hw::link_card(name, pairs, o.port_kind, frame).dump(2) << "\n";
+  std::ofstream(o.out) << hw::link_card(name, pairs, o.port_kind, cluster.frame_bytes()).dump(2) << "\n";
   fmt::print("link card: {} (use it with --card {})\n", o.out, o.out);
   return 0;
 }

@@ -60,13 +60,16 @@ int rdma_check(const RdmaCheckOptions& o) {
                            {"verbs_library", MESHINFER_VERBS_LIB},
                            {"host", host},
                            {"devices", nlohmann::json::array()}};
+  // With --json -, the JSON is all of stdout (doctor --bundle reads it there) and the table goes to stderr.
+  const bool json_on_stdout = o.json == "-";
+  std::FILE* table = json_on_stdout ? stderr : stdout;
   if (devices.empty()) fmt::print(stderr, "rdma-check: no RDMA device here (ibv_get_device_list is empty)\n");
   int differing = 0, unobserved = 0;
   for (const std::string& device : devices) {
-    fmt::print("{}:\n", device);
+    fmt::print(table, "{}:\n", device);
     nlohmann::json rules = nlohmann::json::array();
     for (const hw::RuleResult& r : hw::check_rdma_rules(api, device, hw::RuleOptions{o.wait_s})) {
-      fmt::print("  {:<16} {:<13} {}\n", r.rule, hw::verdict_name(r.verdict), r.observed);
+      fmt::print(table, "  {:<16} {:<13} {}\n", r.rule, hw::verdict_name(r.verdict), r.observed);
       differing += r.verdict == hw::Verdict::kDiffers;
       unobserved += r.verdict == hw::Verdict::kNotObserved;
       rules.push_back({{"rule", r.rule},
@@ -76,11 +79,13 @@ int rdma_check(const RdmaCheckOptions& o) {
     }
     report["devices"].push_back({{"device", device}, {"rules", rules}});
   }
-  if (!o.json.empty()) {
+  if (json_on_stdout) {
+    fmt::print("{}\n", report.dump());
+  } else if (!o.json.empty()) {
     write_text_file(o.json, report.dump(2) + "\n");
     fmt::print("written: {} (send it back with the macOS version: sw_vers)\n", o.json);
   }
-  fmt::print("{} rule(s) differ from REFERENCE.md, {} not observed\n", differing, unobserved);
+  fmt::print(table, "{} rule(s) differ from REFERENCE.md, {} not observed\n", differing, unobserved);
   return differing > 0 || unobserved > 0 || devices.empty() ? kExitBreach : 0;
 }
 #else
@@ -98,7 +103,7 @@ void add_rdma_check_command(CLI::App& app, int& status) {
   cmd->add_option("--cluster", o->cluster, "cluster file: check the devices its \"rdma\" rows name");
   cmd->add_option("--rank", o->rank, "with --cluster: only this rank's devices")->check(CLI::NonNegativeNumber);
   cmd->add_option("--device", o->devices, "device to check (repeatable; default: every device here)");
-  cmd->add_option("--json", o->json, "write the verdicts to this JSON file");
+  cmd->add_option("--json", o->json, "write the verdicts to this JSON file (\"-\": stdout, the table to stderr)");
   cmd->add_option("--wait", o->wait_s, "seconds a frame may take before it counts as dropped")
       ->check(CLI::PositiveNumber);
   cmd->callback([o, &status] { status = rdma_check(*o); });

@@ -38,6 +38,8 @@ struct ClusterSpec {
   std::string address(int from, int to) const;
   // True when `launch` starts rank r as a local process rather than over ssh.
   bool is_local(int r) const;
+  // What the simulator pads a message to on this transport: Ethernet's 1500 over TCP, the verbs stride over rdma.
+  std::size_t frame_bytes() const { return transport == "rdma" ? rdma_frame_bytes : 1500; }
 };
 
 ClusterSpec load_cluster(const std::string& path);

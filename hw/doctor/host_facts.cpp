@@ -23,6 +23,20 @@ std::optional<std::string> output_of(const std::string& command) {
 
 bool have(const std::string& tool) { return output_of("command -v " + tool).has_value(); }
 
+// The first line `command` printed, or "" when it could not run or failed.
+std::string first_line_of(const std::string& command) {
+  const auto said = output_of(command);
+  return said ? said->substr(0, said->find('\n')) : "";
+}
+
+// `uname -srm`, then what macOS adds: its version and the chip (an M3 Ultra's card is not an M4 Max's).
+std::string system_line() {
+  std::string line = first_line_of("uname -srm");
+  if (const std::string v = first_line_of("sw_vers -productVersion"); !v.empty()) line += "; macOS " + v;
+  if (const std::string chip = first_line_of("sysctl -n machdep.cpu.brand_string"); !chip.empty()) line += "; " + chip;
+  return line;
+}
+
 }  // namespace
 
 std::string RdmaPort::ipv4_gid() const {
@@ -68,11 +82,8 @@ nlohmann::json to_json(const HostFacts& f) {
         {{"device", r.device}, {"port", r.port}, {"active", r.active}, {"active_mtu", r.active_mtu}, {"gids", r.gids}});
   for (const auto& t : f.thunderbolt)
     tb.push_back({{"receptacle", t.receptacle}, {"connected", t.connected}, {"speed_gbps", t.speed_gbps}});
-  return {{"version", f.version},
-          {"ports", ports},
-          {"rdma", rdma},
-          {"thunderbolt", tb},
-          {"free_memory_bytes", f.free_memory_bytes},
+  return {{"version", f.version}, {"system", f.system}, {"ports", ports},
+          {"rdma", rdma},         {"thunderbolt", tb},  {"free_memory_bytes", f.free_memory_bytes},
           {"notes", f.notes}};
 }
 
@@ -80,6 +91,7 @@ HostFacts facts_from_json(const nlohmann::json& j) {
   try {
     HostFacts f;
     f.version = j.at("version").get<std::string>();
+    f.system = j.value("system", "");  // a host on an older meshinfer has none: its version finding says why
     for (const auto& p : j.at("ports")) {
       NetPort port{p.at("name"), p.at("up"), p.at("carrier"), {}, p.at("bridge"), p.at("hardware")};
       for (const auto& a : p.at("ipv4")) port.ipv4.push_back({a.at("address"), a.at("prefix")});
@@ -100,6 +112,7 @@ HostFacts facts_from_json(const nlohmann::json& j) {
 HostFacts gather_host_facts(const std::string& version) {
   HostFacts f;
   f.version = version;
+  f.system = system_line();
   if (const auto ip = output_of("ip -j -d addr show")) {
     f.ports = parse_ip_addr_json(*ip);
   } else if (const auto ifc = output_of("ifconfig -a")) {

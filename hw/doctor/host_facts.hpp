@@ -44,6 +44,7 @@ struct ThunderboltLink {  // one receptacle, from system_profiler (macOS only)
 
 struct HostFacts {
   std::string version;  // `meshinfer --version`
+  std::string system;   // OS, release, architecture and, on macOS, its version and chip
   std::vector<NetPort> ports;
   std::vector<RdmaPort> rdma;
   std::vector<ThunderboltLink> thunderbolt;

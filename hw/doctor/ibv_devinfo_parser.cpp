@@ -32,7 +32,10 @@ std::vector<RdmaPort> parse_ibv_devinfo(const std::string& text) {
     if (key == "hca_id") {
       device = value;
     } else if (key == "port" && !device.empty()) {
-      out.push_back({device, std::atoi(value.c_str())});
+      RdmaPort port;
+      port.device = device;
+      port.port = std::atoi(value.c_str());
+      out.push_back(port);
     } else if (out.empty() || out.back().device != device) {
       continue;  // device-wide fields
     } else if (key == "state") {

@@ -208,4 +208,30 @@ TEST_F(DoctorRdmaTest, AnUnequalMtuAndAMisnamedDeviceAreNamed) {
   EXPECT_THAT(r.output, HasSubstr("PASS rdma       rank 1:rdma_v2 <-> rank 2:rdma_v1"));
 }
 
+TEST_F(DoctorRdmaTest, ABundleHoldsTheFindingsTheProbedCardAndEachHostsRdmaConformanceButNotTheSecret) {
+  hw::NetnsMesh mesh(3);
+  nlohmann::json cluster = rdma_cluster(mesh, 3);
+  cluster["secret"] = std::string(40, 'k');
+  const std::string file = testsupport::write_json(dir_, "rdma-cluster", cluster);
+  const std::string bundle_file = dir_ + "/bundle.json";
+  const auto r = testsupport::run_cli("doctor --cluster " + file + " --exec-prefix '" + mesh.exec_prefix() +
+                                      " env LD_PRELOAD=" + kSoftRdma + "' --timeout 60 --bundle " + bundle_file);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const std::string text = testsupport::read_file(bundle_file);
+  EXPECT_THAT(text, Not(HasSubstr(std::string(40, 'k'))));
+  const auto bundle = nlohmann::json::parse(text);
+  EXPECT_EQ(bundle["cluster"]["transport"], "rdma");
+  EXPECT_FALSE(bundle["findings"].empty());
+  ASSERT_EQ(bundle["hosts"].size(), 3u);
+  EXPECT_THAT(bundle["hosts"][2]["system"].get<std::string>(), HasSubstr("Linux"));
+  EXPECT_EQ(bundle["link_card"]["frame_bytes"], 4096) << "the card of the cable the probe measured, over verbs";
+  ASSERT_EQ(bundle["rdma_check"].size(), 3u);
+  for (int r = 0; r < 3; ++r) {
+    const auto& devices = bundle["rdma_check"][r]["devices"];
+    ASSERT_EQ(devices.size(), 2u) << bundle["rdma_check"][r].dump();
+    for (const auto& d : devices)
+      for (const auto& rule : d["rules"]) EXPECT_EQ(rule["verdict"], "as documented") << d["device"] << rule.dump();
+  }
+}
+
 }  // namespace
