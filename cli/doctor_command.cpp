@@ -69,10 +69,12 @@ std::optional<std::vector<hw::PairFigures>> run_probe(const doc::ClusterFacts& f
   const auto& c = f.cluster;
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < c.world(); ++r)
-    commands.push_back(hw::rank_command(c, r, o.exec_prefix,
-                                        {hw::self_executable(), "probe", "--rank", std::to_string(r), "--cluster",
-                                         o.cluster, "--pings", "20", "--repeats", "3", "--figures-json"}));
-  const hw::LaunchResult res = hw::launch_processes(commands, o.timeout_s, true);
+    commands.push_back(
+        hw::rank_command(c, r, o.exec_prefix,
+                         {hw::self_executable(), "probe", "--rank", std::to_string(r), "--cluster", o.cluster,
+                          "--pings", "20", "--repeats", "3", "--figures-json", "--secret-stdin"}));
+  // The probe's ranks prove membership like a run's: the secret on their stdin, never a command line.
+  const hw::LaunchResult res = hw::launch_processes(commands, o.timeout_s, true, {}, hw::secret_for_run(c) + "\n");
   for (int r = 0; r < c.world(); ++r) {
     if (res.status[r] == 0) continue;
     failed.push_back({"probe", f.name(r), false, "the probe failed: " + failure(res, r, o.timeout_s),

@@ -9,7 +9,6 @@
 #include "cli/commands.hpp"
 #include "hw/launcher.hpp"
 #include "hw/link_probe.hpp"
-#include "hw/membership_proof.hpp"
 #include "hw/platform.hpp"
 #include "hw/transport.hpp"
 
@@ -73,9 +72,8 @@ int probe(const ProbeCommandOptions& o) {
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < cluster.world(); ++r)
     commands.push_back(hw::rank_command(cluster, r, o.exec_prefix, rank_args(o, r)));
-  // The file's secret, or one for this run: on each rank's stdin, never a command line.
-  const std::string secret = cluster.secret.empty() ? hw::make_cluster_secret() : cluster.secret;
-  return hw::run_ranks(commands, o.timeout_s, o.dry_run, {}, secret + "\n");
+  // On each rank's stdin, never a command line.
+  return hw::run_ranks(commands, o.timeout_s, o.dry_run, {}, hw::secret_for_run(cluster) + "\n");
 }
 
 }  // namespace

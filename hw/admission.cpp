@@ -22,7 +22,8 @@ namespace {
 // Connections in their handshake at once; beyond it the oldest is dropped, so
 // a flood of strangers costs bounded memory and descriptors.
 constexpr std::size_t kMaxPending = 64;
-constexpr std::size_t kAnswerBytes = kHelloBytes + kProofBytes;
+// A dialler's answer: its Hello, its proof, then the challenge this listener must answer.
+constexpr std::size_t kAnswerBytes = kHelloBytes + kProofBytes + kChallengeBytes;
 
 struct Pending {
   int fd = -1;
@@ -108,6 +109,14 @@ std::vector<Admitted> admit(const std::vector<int>& listen_fds, const std::strin
           drop(i, why);
           continue;
         }
+        // Only now, to a member: a stranger gets no proof to take elsewhere.
+        Challenge theirs;
+        std::memcpy(theirs.data(), p.answer.data() + kHelloBytes + kProofBytes, theirs.size());
+        const Proof mine = prove(secret, theirs, listener_context(p.challenge));
+        if (send_no_sigpipe(p.fd, mine.data(), mine.size()) != static_cast<ssize_t>(mine.size())) {
+          drop(i, "gone before this rank's proof was sent");
+          continue;
+        }
         in.push_back({p.fd, decode_hello(p.answer.data())});
         pending.erase(pending.begin() + static_cast<long>(i));
       }
@@ -128,20 +137,28 @@ int dial_and_introduce(const std::string& host, int port, const Hello& me, const
   // A listener flooded by strangers may drop this connection too: dial again.
   for (;;) {
     const int fd = dial(host, port, deadline);
+    Challenge theirs;
+    const Challenge mine = make_challenge();
+    Proof listener_proof;
     try {
-      Challenge challenge;
-      read_exact(fd, challenge.data(), challenge.size(), deadline);
+      read_exact(fd, theirs.data(), theirs.size(), deadline);
       std::vector<char> answer = encode_hello(me);
-      const Proof proof = prove(secret, challenge, answer);
-      answer.insert(answer.end(), proof.begin(), proof.end());
+      const Proof answered = prove(secret, theirs, answer);
+      answer.insert(answer.end(), answered.begin(), answered.end());
+      answer.insert(answer.end(), mine.begin(), mine.end());
       write_exact(fd, answer.data(), answer.size(), deadline);
-      return fd;
+      read_exact(fd, listener_proof.data(), listener_proof.size(), deadline);
     } catch (const std::runtime_error& e) {
       ::close(fd);
       if (std::chrono::steady_clock::now() >= deadline)
         throw std::runtime_error(fmt::format("no handshake with {}:{}: {}", host, port, e.what()));
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
     }
+    if (proves(listener_proof, secret, mine, listener_context(theirs))) return fd;
+    ::close(fd);  // whoever listens there is no member: never dial it again
+    throw std::runtime_error(fmt::format(
+        "refused {}:{}: it listens where a rank should but does not prove the cluster's secret", host, port));
   }
 }
 

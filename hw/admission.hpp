@@ -1,6 +1,7 @@
 // Who gets in during bootstrap. The listening side sends each connection a
-// fresh challenge; a dialling rank answers with its Hello (hw/hello.hpp) and
-// the proof that it holds the cluster's secret (hw/membership_proof.hpp).
+// fresh challenge; a dialling rank answers with its Hello (hw/hello.hpp), the
+// proof that it holds the cluster's secret and a challenge of its own, which
+// the listener answers once it has admitted it (hw/membership_proof.hpp).
 // The listener admits the ranks it waits for and drops, with a reason, every
 // connection that does not answer well in time: one that closes early, sends
 // garbage or a wrong (or replayed) proof, stays silent, or claims a rank not
@@ -37,7 +38,8 @@ std::vector<Admitted> admit(const std::vector<int>& listen_fds, const std::strin
                             const HelloCheck& check, Deadline deadline, const RefusedFn& refused);
 
 // Dials host:port (retrying until `deadline`), answers the challenge as `me`
-// under `secret`; returns the fd.
+// under `secret` and has the listener answer one in turn; returns the fd.
+// Throws std::runtime_error naming host:port when the listener's answer is wrong.
 int dial_and_introduce(const std::string& host, int port, const Hello& me, const std::string& secret,
                        Deadline deadline);
 

@@ -11,6 +11,7 @@
 
 #include "engine/error.hpp"
 #include "engine/json_input.hpp"
+#include "hw/membership_proof.hpp"
 #include "hw/platform.hpp"
 #include "hw/verbs/verbs_frames.hpp"
 
@@ -137,5 +138,7 @@ void read_secret_from_stdin(ClusterSpec& c) {
                                          "input within {} s",
                                          kMinSecretChars, kSecretWaitSeconds));
 }
+
+std::string secret_for_run(const ClusterSpec& c) { return c.secret.empty() ? make_cluster_secret() : c.secret; }
 
 }  // namespace hw

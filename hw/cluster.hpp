@@ -52,5 +52,7 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file);
 std::string local_cluster_json(int n, int port, const std::string& rdma_device = "", const std::string& secret = "");
 // Reads the secret `launch` writes on a rank's stdin (--secret-stdin) into `c`; waits at most 10 s.
 void read_secret_from_stdin(ClusterSpec& c);
+// What a run hands its ranks on stdin: the file's secret, else a new one for this run.
+std::string secret_for_run(const ClusterSpec& c);
 
 }  // namespace hw

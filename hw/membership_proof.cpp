@@ -7,6 +7,7 @@
 #include <openssl/rand.h>
 
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 namespace hw {
@@ -40,6 +41,13 @@ Proof prove(const std::string& secret, const Challenge& challenge, std::span<con
 bool proves(const Proof& proof, const std::string& secret, const Challenge& challenge, std::span<const char> hello) {
   const Proof right = prove(secret, challenge, hello);
   return CRYPTO_memcmp(proof.data(), right.data(), proof.size()) == 0;
+}
+
+std::vector<char> listener_context(const Challenge& listener_challenge) {
+  constexpr std::string_view kLabel = "meshinfer listener";
+  std::vector<char> context(kLabel.begin(), kLabel.end());
+  context.insert(context.end(), listener_challenge.begin(), listener_challenge.end());
+  return context;
 }
 
 std::string make_cluster_secret() {

@@ -72,7 +72,7 @@ TEST(Strangers, KnockingOnEveryPortDuringBootstrapNeitherStopsTheClusterNorLoses
     }
   EXPECT_TRUE(refusing_nodes.contains("m1")) << report["events"].dump(2);
   EXPECT_NE(details.find("on port " + std::to_string(port) + ": "), std::string::npos) << details;
-  EXPECT_NE(details.find("closed after 3 of 112 handshake bytes"), std::string::npos) << details;
+  EXPECT_NE(details.find("closed after 3 of 144 handshake bytes"), std::string::npos) << details;
   EXPECT_NE(details.find("not a meshinfer handshake"), std::string::npos) << details;  // garbage, a 2^63 length
   EXPECT_NE(details.find("claims rank 1 without the cluster's secret (a wrong or replayed proof)"), std::string::npos)
       << details;

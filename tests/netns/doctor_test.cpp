@@ -55,10 +55,17 @@ class DoctorTest : public testing::Test {
   std::string dir_;
 };
 
+// The probe's ranks prove membership like a run's: rank 2's command lines are recorded to
+// show each takes the secret on stdin (--secret-stdin) and none carries it.
 TEST_F(DoctorTest, AHealthyMeshPassesEveryCheckIncludingTheProbe) {
   hw::NetnsMesh mesh(3);
-  const auto r = doctor(mesh, "--json " + dir_ + "/doctor.json");
+  const std::string argv_log = dir_ + "/argv-2";
+  const auto r = doctor(mesh, "--json " + dir_ + "/doctor.json",
+                        wrapper(mesh, 3, "echo \"$*\" >> " + argv_log + "; exec ip netns exec $ns \"$@\""));
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  const std::string argv = testsupport::read_file(argv_log);
+  EXPECT_THAT(argv, testing::ContainsRegex("probe --rank 2 .*--secret-stdin")) << argv;
+  EXPECT_THAT(argv, Not(testing::ContainsRegex("[0-9a-f]{64}"))) << argv;
   EXPECT_THAT(r.output, Not(HasSubstr("FAIL")));
   EXPECT_THAT(r.output, HasSubstr("PASS cabling    rank 0:v1 <-> rank 1:v0: one cable, both ends up"));
   EXPECT_THAT(r.output, HasSubstr("PASS probe      rank 1 - rank 2"));

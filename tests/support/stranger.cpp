@@ -76,7 +76,7 @@ std::vector<int> Stranger::ports_reached() const {
 
 void Stranger::run() {
   static const std::string garbage =
-      "GET / HTTP/1.1\r\nHost: meshinfer\r\n\r\n" + std::string(80, '\xff');  // more than a handshake's bytes
+      "GET / HTTP/1.1\r\nHost: meshinfer\r\n\r\n" + std::string(200, '\xff');  // more than a handshake's 144 bytes
   std::deque<int> silent;
   for (unsigned turn = 0; !stop_; ++turn) {
     std::vector<int> ports = ports_;
@@ -131,6 +131,7 @@ void Stranger::replay_handshake(int first, int port) {
     std::vector<char> answer = hw::encode_hello({1, 0, "127.0.0.1"});
     const hw::Proof recorded = hw::prove(secret_, seen, answer);
     answer.insert(answer.end(), recorded.begin(), recorded.end());
+    answer.insert(answer.end(), fresh.begin(), fresh.end());  // a challenge of its own, for the listener to answer
     hw::write_exact(second, answer.data(), answer.size(), hw::deadline_in(2));
   } catch (const std::runtime_error&) {  // the listener is gone or not challenging (yet): nothing to replay
   }
