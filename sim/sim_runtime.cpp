@@ -166,11 +166,11 @@ engine::Payload SimRuntime::recv(int src, int tag, double timeout_s) {
       } else {
         if (!peer.pending)
           peer.pending = peer.inbox->get_async<Envelope>(reinterpret_cast<Envelope**>(&peer.pending_message));
+        // One simcall either way (each is a round trip through SimGrid's maestro):
+        // a poll tests, a wait waits (and returns at once on a finished transfer).
         const double left = deadline - now();
-        if (!peer.pending->test()) {
-          if (left <= 0 || sg4::Comm::wait_any_for({peer.pending}, left) < 0)
-            throw engine::Timeout(src, tag, timeout_s);
-        }
+        const bool done = left <= 0 ? peer.pending->test() : sg4::Comm::wait_any_for({peer.pending}, left) >= 0;
+        if (!done) throw engine::Timeout(src, tag, timeout_s);
         const bool delivered = peer.pending->get_state() == sg4::Activity::State::FINISHED;
         raw = delivered ? static_cast<Envelope*>(std::exchange(peer.pending_message, nullptr)) : nullptr;
         peer.pending = nullptr;
