@@ -39,7 +39,8 @@ posix-test: deps
 	@cmake -S . -B $(POSIX_DIR) -DMESHINFER_POSIX_ONLY=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 	@cmake --build $(POSIX_DIR) -j $(JOBS) --target hw_tests cli_tests
-	cd $(POSIX_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 -L 'hw|cli'
+	@cd $(POSIX_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 -L 'hw|cli'; status=$$?; \
+	  cd $(CURDIR) && scripts/skipped-tests $(POSIX_DIR); exit $$status
 
 bench: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target benchmarks

@@ -42,10 +42,12 @@ int launch(const LaunchOptions& o) {
   const LoadedScenario l = load_for_run(o.scenario, o.cards, std::nullopt, false);
   const std::string out = o.out.empty() ? "reports/out/" + l.scenario.name : o.out;
   std::string cluster_file = o.hostfile;
+  hw::PortPair ports;
   if (o.local > 0) {
     std::filesystem::create_directories(out);
     cluster_file = out + "/cluster.json";
-    std::ofstream(cluster_file) << hw::local_cluster_json(o.local, hw::free_port_pair(), o.rdma_device);
+    ports = hw::listen_on_port_pair();
+    std::ofstream(cluster_file) << hw::local_cluster_json(o.local, ports.port, o.rdma_device);
   }
   const hw::ClusterSpec cluster = hw::load_cluster(cluster_file);
   if (cluster.world() != static_cast<int>(l.scenario.nodes.size()))
@@ -77,6 +79,8 @@ int launch(const LaunchOptions& o) {
       node.insert(node.end(), {"--applied-faults", log});
       node.insert(node.begin(), {"env", stack_failure.setting()});
     }
+    if (r == 0 && !ports.fds.empty())
+      node.insert(node.end(), {"--listen-fds", fmt::format("{},{}", ports.fds[0], ports.fds[1])});
     const bool same_machine = o.local > 0 || !o.exec_prefix.empty();
     if (has_cores_to_spare(cluster, r, same_machine)) node.push_back("--busy-wait");
     commands.push_back(hw::rank_command(cluster, r, o.exec_prefix, node));
@@ -93,7 +97,9 @@ int launch(const LaunchOptions& o) {
       fmt::print(stderr, "launch: applying {} at {:.3f} s ({})\n", e->kind, e->t_s, e->detail);
     }
   };
-  return hw::run_ranks(commands, o.timeout_s, o.dry_run, hooks, secret.empty() ? "" : secret + "\n");
+  std::vector<std::vector<int>> inherit(cluster.world());
+  inherit[0] = ports.fds;
+  return hw::run_ranks(commands, o.timeout_s, o.dry_run, hooks, secret.empty() ? "" : secret + "\n", inherit);
 }
 
 }  // namespace

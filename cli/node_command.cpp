@@ -25,6 +25,7 @@ struct NodeOptions {
   bool busy_wait = false;
   bool secret_stdin = false;
   double bootstrap_timeout_s = 60;
+  std::vector<int> listen_fds;
 };
 
 int node(const NodeOptions& o) {
@@ -42,9 +43,9 @@ int node(const NodeOptions& o) {
   engine::EngineSetup setup{
       l.scenario, l.catalog, l.plan, l.profile, engine::make_requests(l.scenario.workload, l.scenario.seed), {}, {}};
   if (!l.scenario.model_dir.empty()) setup.backend = engine::cpu_backends(l.scenario.model_dir, false);
-  const hw::TransportOptions transport{o.bootstrap_timeout_s, o.busy_wait, [&](const std::string& what) {
-                                         fmt::print(stderr, "rank {}: refused {}\n", o.rank, what);
-                                       }};
+  const hw::TransportOptions transport{
+      o.bootstrap_timeout_s, o.busy_wait,
+      [&](const std::string& what) { fmt::print(stderr, "rank {}: refused {}\n", o.rank, what); }, o.listen_fds};
   double zero_unix = 0;
   hw::NodeOutcome outcome = hw::run_node_process(cluster, o.rank, transport, setup, [&](double zero) {
     zero_unix = zero;
@@ -77,6 +78,9 @@ void add_node_command(CLI::App& app, int& status) {
                   "the launcher's log of faults it applied (launch --netns), added to the report");
   cmd->add_option("--bootstrap-timeout", o->bootstrap_timeout_s, "seconds to wait for every rank to join");
   cmd->add_flag("--secret-stdin", o->secret_stdin, "read the cluster's secret from standard input (launch's way)");
+  cmd->add_option("--listen-fds", o->listen_fds,
+                  "rank 0: inherited sockets already listening on the cluster's port and the next (launch --local)")
+      ->delimiter(',');
   cmd->callback([o, &status] { status = node(*o); });
 }
 

@@ -1,5 +1,6 @@
 #include "hw/launcher.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -88,7 +89,8 @@ std::vector<std::string> rank_command(const ClusterSpec& c, int r, const std::st
 }
 
 LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool capture,
-                              const LaunchHooks& hooks, const std::string& stdin_text) {
+                              const LaunchHooks& hooks, const std::string& stdin_text,
+                              const std::vector<std::vector<int>>& inherit) {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   struct sigaction old_int {
@@ -129,6 +131,8 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
       if (in[0] >= 0) ::dup2(in[0], STDIN_FILENO);
       ::dup2(out[1], STDOUT_FILENO);
       ::dup2(err[1], STDERR_FILENO);
+      if (r < static_cast<int>(inherit.size()))
+        for (int fd : inherit[r]) ::fcntl(fd, F_SETFD, 0);  // kept across exec, unlike every other
       std::vector<char*> args;
       for (const auto& a : argvs[r]) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);
@@ -148,6 +152,8 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
     if (!capture) std::fprintf(stderr, "launch: rank %d is pid %d\n", r, pid);
   }
   std::fflush(stderr);
+  for (const auto& fds : inherit)
+    for (int fd : fds) ::close(fd);
 
   const Deadline deadline = deadline_in(timeout_s);
   int running = n;
@@ -185,7 +191,7 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
 }
 
 int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool dry_run,
-              const LaunchHooks& hooks, const std::string& stdin_text) {
+              const LaunchHooks& hooks, const std::string& stdin_text, const std::vector<std::vector<int>>& inherit) {
   if (dry_run) {
     for (const auto& argv : argvs) {
       std::string line;
@@ -194,7 +200,7 @@ int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout
     }
     return 0;
   }
-  const LaunchResult r = launch_processes(argvs, timeout_s, false, hooks, stdin_text);
+  const LaunchResult r = launch_processes(argvs, timeout_s, false, hooks, stdin_text, inherit);
   for (std::size_t k = 0; k < r.status.size(); ++k)
     if (r.status[k] != 0) std::fprintf(stderr, "launch: rank %zu ended with status %d\n", k, r.status[k]);
   if (r.timed_out) std::fprintf(stderr, "launch: timed out after %g s; every rank was killed\n", timeout_s);

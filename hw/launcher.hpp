@@ -26,17 +26,21 @@ struct LaunchHooks {
   std::function<void(const std::vector<pid_t>& pids)> on_tick;  // every ~10 ms while any rank runs; -1 for an ended one
 };
 
+// `inherit[r]`: descriptors rank r's process keeps across exec (every other
+// one it closes); this process closes them once every rank has started.
 // REQUIRES: every argv non-empty (argv[0] found on PATH or a path).
 // `capture`: keep each rank's output in the result instead of forwarding it.
 // Each process reads `stdin_text` on its standard input (then end of file),
 // where no other process, nor `ps`, can see it; without it, the launcher's stdin.
 LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs, double timeout_s,
-                              bool capture = false, const LaunchHooks& hooks = {}, const std::string& stdin_text = "");
+                              bool capture = false, const LaunchHooks& hooks = {}, const std::string& stdin_text = "",
+                              const std::vector<std::vector<int>>& inherit = {});
 
 // Prints each command (a dry run: returns 0), or launches them and says
 // which rank ended badly and why all were killed; returns rank 0's status.
 int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool dry_run,
-              const LaunchHooks& hooks = {}, const std::string& stdin_text = "");
+              const LaunchHooks& hooks = {}, const std::string& stdin_text = "",
+              const std::vector<std::vector<int>>& inherit = {});
 
 // What starts rank r: `exec_prefix` (its "{rank}" and "{host}" replaced,
 // split on spaces) before `command` when given; else `command` itself for a

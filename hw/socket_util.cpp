@@ -86,18 +86,22 @@ int local_port(int fd) {
   return ntohs(addr.sin_port);
 }
 
-int free_port_pair() {
+PortPair listen_on_port_pair() {
   for (;;) {
     const int fd = listen_on("127.0.0.1", 0);
     const int port = local_port(fd);
     try {
-      ::close(listen_on("127.0.0.1", port + 1));
-      ::close(fd);
-      return port;
+      return {port, {fd, listen_on("127.0.0.1", port + 1)}};
     } catch (const std::runtime_error&) {
       ::close(fd);
     }
   }
+}
+
+int free_port_pair() {
+  const PortPair p = listen_on_port_pair();
+  for (int fd : p.fds) ::close(fd);
+  return p.port;
 }
 
 int dial(const std::string& host, int port, Deadline deadline) {

@@ -16,8 +16,14 @@ int listen_on(const std::string& host, int port);
 // OS picks for the first. Throws when a host cannot have it.
 std::vector<int> listen_on_each(const std::vector<std::string>& hosts, int port);
 int local_port(int fd);
-// A loopback port p with p + 1 free too (a cluster's data and heartbeat bootstrap). Free when
-// checked: another process may take it before it is bound again.
+// Sockets listening on loopback on a port p and on p + 1 (a cluster's data and heartbeat bootstrap).
+struct PortPair {
+  int port = 0;
+  std::vector<int> fds;  // empty: none bound
+};
+PortPair listen_on_port_pair();
+// A loopback port p with p + 1 free too. Free when checked: another process may take it before it is
+// bound again (listen_on_port_pair and hand the sockets down when the race matters).
 int free_port_pair();
 // Connects to host:port, retrying while refused, until the deadline; a host
 // that never answers fails at the deadline too. The error names host:port.

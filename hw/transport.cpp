@@ -29,6 +29,9 @@ TcpOptions tcp_options(const ClusterSpec& c, int rank, int port, const Transport
   if (t.listen_hosts.empty()) t.listen_hosts.push_back(c.hosts[rank].ips.front());
   t.coordinator_host = rank == 0 ? std::string() : c.address(rank, 0);
   t.secret = c.secret;
+  const int inherited = port - c.port;  // launch --local: rank 0's sockets at c.port and c.port + 1
+  if (rank == 0 && inherited >= 0 && inherited < static_cast<int>(o.listen_fds.size()))
+    t.coordinator_listen_fd = o.listen_fds[inherited];
   for (int r = 0; r < c.world(); ++r) t.peer_hosts.push_back(r == rank ? std::string() : c.address(rank, r));
   return t;
 }

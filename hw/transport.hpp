@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/runtime.hpp"
 #include "hw/cluster.hpp"
@@ -16,6 +17,9 @@ struct TransportOptions {
   double bootstrap_timeout_s = 60;
   bool busy_wait_compute = false;                                               // see TcpOptions
   std::function<void(const std::string&)> refused = [](const std::string&) {};  // see TcpOptions
+  // Rank 0 only: sockets already listening on c.port and c.port + 1, inherited
+  // from `launch --local`, which bound them so no other process takes the ports.
+  std::vector<int> listen_fds;
 };
 
 // The data runtime of `rank` over c.transport ("tcp", or "rdma" when verbs is

@@ -51,6 +51,13 @@ void FaultInjector::start() {
   }
 }
 
+void FaultInjector::hold_cable(const engine::FaultSpec& f, int change) {
+  int& holds = holds_[cable_link_name(sim_.platform(), f.node, f.peer)];
+  holds = std::max(0, holds + change);
+  const bool rdma = !sim_.platform().wire_between(f.node, f.peer)->card.switched;
+  set_links(cable(sim_.platform(), f), holds == 0 && !(rdma && rdma_failed_));
+}
+
 void FaultInjector::update_speed(int node) { sim_.speed()[node] = hangs_[node] > 0 ? 0.0 : throttle_[node]; }
 
 void FaultInjector::note(const std::string& kind, const std::string& target, const std::string& detail) {
@@ -72,10 +79,10 @@ void FaultInjector::apply(const engine::FaultSpec& f) {
   const std::string kind = engine::to_string(f.kind);
   if (f.kind == FaultKind::kLinkDown || f.kind == FaultKind::kLinkUp) {
     const bool up = f.kind == FaultKind::kLinkUp;
-    set_links(cable(sim_.platform(), f), up);
+    hold_cable(f, up ? kReplugged : 1);
     note(kind, target, up ? "cable back" : "cable unplugged");
     if (!up && wait_out(f)) {
-      set_links(cable(sim_.platform(), f), true);
+      hold_cable(f, -1);
       note(engine::to_string(FaultKind::kLinkUp), target, "cable back");
     }
   } else if (f.kind == FaultKind::kLinkDegrade) {
@@ -91,9 +98,9 @@ void FaultInjector::apply(const engine::FaultSpec& f) {
     const double end = f.duration_s > 0 ? f.at_s + f.duration_s : s_.deadline_s;
     note(kind, target, fmt::format("down {:.0f}% of every {} s", 100 * f.duty, f.period_s));
     while (sg4::Engine::get_clock() + f.period_s <= end) {
-      set_links(cable(sim_.platform(), f), false);
+      hold_cable(f, 1);
       sg4::this_actor::sleep_for(f.duty * f.period_s);
-      set_links(cable(sim_.platform(), f), true);
+      hold_cable(f, -1);
       sg4::this_actor::sleep_for((1 - f.duty) * f.period_s);
     }
   } else if (f.kind == FaultKind::kNodeCrash) {
@@ -121,6 +128,7 @@ void FaultInjector::apply(const engine::FaultSpec& f) {
     }
   } else if (f.kind == FaultKind::kRdmaStackFailure) {
     // macOS 26.2: every RDMA link on every node is unusable until all nodes restart.
+    rdma_failed_ = true;
     for (const Wire& w : sim_.platform().wires)
       if (!w.card.switched) set_links(directions(cable_link_name(sim_.platform(), w.a, w.b)), false);
     note(kind, "", "every RDMA cable unusable until the whole cluster restarts");

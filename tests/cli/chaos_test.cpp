@@ -17,10 +17,9 @@ using testsupport::run_cli;
 const std::string kScenarios = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/";
 
 // One scenario per recovery policy, every fault kind, 200 seeds each (about
-// 30 s a policy on two cores): CI's budget, not a range picked to pass (seed
-// 225 of fallback is an open finding, see issue 14's note; bench/chaos-campaign.sh
-// runs 10,000). The unoptimized posix-only build runs the cli tests again and
-// gets a tenth of them.
+// 30 s a policy on two cores): CI's budget, not a range picked to pass
+// (bench/chaos-campaign.sh runs 10,000). The unoptimized posix-only build runs
+// the cli tests again and gets a tenth of them.
 #ifdef MESHINFER_POSIX_ONLY
 constexpr int kSeeds = 20;
 #else

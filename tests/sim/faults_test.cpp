@@ -542,3 +542,43 @@ TEST(Faults, FallbackAfterAnRdmaStackFailureKeepsEveryNode) {
 }
 
 }  // namespace
+
+namespace {
+
+// Chaos seed 225 of fallback: m1-m3 flapped from 0.464 s, and the RDMA stack
+// failed at 0.503 s, in between two of its down phases. The flap's next up
+// phase turned m1-m3 back on, so the coordinator heard m3 but not m4, took m4
+// for down and refused the fallback. Only a restart of every node brings an
+// RDMA cable back: the flap cannot, and the instance moves to 10 GbE.
+TEST(Faults, ACableFlappingWhenTheRdmaStackFailsStaysDeadAndTheInstanceFallsBack) {
+  const json report = simulate_and_judge(
+      chaos_seed("rdma-failure-fallback.json", 225,
+                 R"([{"at_s":0.46425887261418547,"kind":"link-flap","target":"m1-m3","duration_s":0.34238205931016963,
+           "period_s":0.29661954459568357,"duty":0.5550392314142355},
+          {"at_s":0.5031769159609739,"kind":"rdma-stack-failure"},
+          {"at_s":0.9680057644248335,"kind":"node-hang","target":"m3","duration_s":0.5515780094141276}])"));
+  EXPECT_TRUE(has_event(report, "recovered", "moved to the secondary network")) << report["events"].dump();
+  EXPECT_FALSE(has_event(report, "instance-failed", "m4 is down")) << report["events"].dump();
+}
+
+// A flap inside a longer link-down of the same cable: the cable comes back
+// when the link-down ends (0.4 s, past the timeout: a detour), not at the
+// flap's first up phase (0.1 s down, under the timeout: nothing to detect).
+TEST(Faults, ACableHeldDownByTwoFaultsComesBackWhenTheLastEnds) {
+  engine::Scenario s = one_long_request(load("link-down-reroute.json"));
+  s.faults = {s.faults[0], s.faults[0]};
+  s.faults[0].at_s = 0.5;
+  s.faults[0].duration_s = 0.4;
+  s.faults[1].kind = engine::FaultKind::kLinkFlap;
+  s.faults[1].at_s = 0.55;
+  s.faults[1].duration_s = 0.12;  // one period: down 0.55 .. 0.6
+  s.faults[1].period_s = 0.1;
+  s.faults[1].duty = 0.5;
+  ASSERT_GT(s.faults[0].duration_s, s.heartbeat_timeout_s);
+  ASSERT_LT(s.faults[1].at_s + s.faults[1].duty * s.faults[1].period_s - s.faults[0].at_s, s.heartbeat_timeout_s);
+  const json report = simulate_and_judge(s);
+  expect_all(report, "completed");
+  EXPECT_TRUE(has_event(report, "recovered", "rerouted m2-m3 through")) << report["events"].dump();
+}
+
+}  // namespace

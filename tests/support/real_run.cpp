@@ -18,7 +18,9 @@ nlohmann::json small_scenario(const std::string& name, int nodes, int requests, 
           {"model", {{"name", "llama-3.2-3b"}, {"quant", "8bit"}}},
           {"parallelism", "tensor"},
           {"workload", {{"requests", requests}, {"prompt_tokens", 32}, {"output_tokens", output_tokens}}},
-          {"recovery", {{"policy", recovery}, {"heartbeat_s", 0.1}, {"heartbeat_timeout_s", 0.5}}},
+          // Under ctest -j on a loaded 2-core machine a rank can go unscheduled for
+          // hundreds of milliseconds: a live one must not be taken for dead.
+          {"recovery", {{"policy", recovery}, {"heartbeat_s", 0.1}, {"heartbeat_timeout_s", 2.0}}},
           {"deadline_s", 120}};
 }
 
