@@ -23,6 +23,10 @@ bool touches(const Outage& o, int node) {
 
 bool node_lost(const Outage& o, int node) { return o.kind != Outage::kCable && touches(o, node); }
 
+bool coordinator_lost(const std::vector<Outage>& seen) {
+  return std::any_of(seen.begin(), seen.end(), [](const Outage& o) { return node_lost(o, 0); });
+}
+
 class Judge {
  public:
   Judge(const Scenario& s, const Catalog& catalog, const json& report)
@@ -33,7 +37,8 @@ class Judge {
 
   std::vector<std::string> run() {
     check_failures();
-    check_detections();
+    check_suspects();
+    check_bounds();
     check_tokens();
     return std::move(out_);
   }
@@ -45,6 +50,12 @@ class Judge {
     for (const Outage& o : noticeable_)
       if (o.start_s <= t) v.push_back(o);
     return v;
+  }
+
+  static std::string causes(const std::vector<Outage>& outages) {
+    std::string out;
+    for (const Outage& o : outages) out += (out.empty() ? "" : "; ") + o.cause;
+    return out;
   }
 
   double first_event(const std::string& kind) const {
@@ -92,9 +103,7 @@ class Judge {
     if (seen.empty()) return "";
     const bool node_down =
         std::any_of(seen.begin(), seen.end(), [](const Outage& o) { return o.kind != Outage::kCable; });
-    const bool coordinator_down =
-        std::any_of(seen.begin(), seen.end(), [](const Outage& o) { return node_lost(o, 0); });
-    if (coordinator_down) return "the coordinator was lost";
+    if (coordinator_lost(seen)) return "the coordinator was lost";
     if (error.starts_with("coordinator lost")) return "";
     switch (s_.recovery) {
       case RecoveryPolicy::kFailStop:
@@ -133,40 +142,84 @@ class Judge {
     }
   }
 
-  void check_detections() {
+  void check_suspects() {
+    const double ended = first_event("instance-failed");
     for (const auto& e : report_["events"]) {
       if (e["kind"] != "detected") continue;
       const double t = e["t_s"].get<double>();
-      if (noticeable_by(t).empty())
+      const auto seen = noticeable_by(t);
+      if (seen.empty()) {
         out_.push_back(
             fmt::format("false suspicion: {} detected at {:.3f} s, when no node or cable had been silent "
                         "for the heartbeat timeout ({} s)",
                         e["target"].get<std::string>(), t, bounds_.timeout_s));
+        continue;
+      }
+      // While the instance serves under its coordinator, a detection names a node
+      // an outage silenced, or an end of a silenced cable: never a bystander.
+      const int target = s_.node_index(e["target"].get<std::string>());
+      if (target < 0 || coordinator_lost(seen) || (ended >= 0 && t > ended)) continue;
+      if (std::none_of(seen.begin(), seen.end(), [&](const Outage& o) { return touches(o, target); }))
+        out_.push_back(
+            fmt::format("wrong suspect: {} detected at {:.3f} s, though no outage had silenced it or a "
+                        "cable to it (only {})",
+                        e["target"].get<std::string>(), t, causes(seen)));
     }
-    // The first outage that silences a node well past the timeout, while the
-    // instance still serves, must be detected in time, unless another outage
-    // (the coordinator's, say) falls before that. Later ones may fall in a
-    // recovery, whose length the schedule alone does not tell.
-    if (noticeable_.empty()) return;
-    const Outage& first = noticeable_.front();
-    if (first.kind == Outage::kCable || first.silence_s < bounds_.must_detect_above()) return;
-    const double due = first.start_s + bounds_.must_detect_within();
-    if (noticeable_.size() > 1 && noticeable_[1].start_s <= due) return;
+  }
+
+  // Each outage that silences a node well past the timeout must be detected in
+  // time while the instance serves, unless the next outage falls before that:
+  // the first one, and a later one that strikes an instance recovered from all
+  // before it. (The schedule alone does not tell how long a recovery takes, so
+  // a later one in a recovery, or one after the coordinator or its own node was
+  // already lost, is not held to the bound.)
+  void check_bounds() {
     double serving_until = -1;
     for (const auto& r : report_["requests"])
       if (r["status"] == "completed") serving_until = std::max(serving_until, r["finish_s"].get<double>());
     for (const auto& e : report_["events"])
       if (e["kind"] == "detected" || e["kind"] == "instance-failed")
         serving_until = std::max(serving_until, e["t_s"].get<double>());
-    if (serving_until <= due) return;
-    const bool on_time = std::any_of(report_["events"].begin(), report_["events"].end(), [&](const json& e) {
-      return e["kind"] == "detected" && e["t_s"].get<double>() >= first.start_s && e["t_s"].get<double>() <= due;
+    const double failed_at = first_event("instance-failed");
+    for (std::size_t i = 0; i < noticeable_.size(); ++i) {
+      const Outage& o = noticeable_[i];
+      const double due = o.start_s + bounds_.must_detect_within();
+      if (o.kind == Outage::kCable || o.silence_s < bounds_.must_detect_above() || serving_until <= due) continue;
+      if (i + 1 < noticeable_.size() && noticeable_[i + 1].start_s <= due) continue;
+      if (i > 0 && !recovered_from_all_before(i, failed_at, due)) continue;
+      if (!detected_between(o.start_s, due))
+        out_.push_back(
+            fmt::format("late detection: {} at {:.3f} s silenced a node, but nothing was detected by {:.3f} s "
+                        "(timeout {} s + 3 heartbeats of {} s) while the instance served until {:.3f} s",
+                        o.cause, o.start_s, due, bounds_.timeout_s, bounds_.heartbeat_s, serving_until));
+    }
+  }
+
+  bool detected_between(double from, double to) const {
+    return std::any_of(report_["events"].begin(), report_["events"].end(), [&](const json& e) {
+      return e["kind"] == "detected" && e["t_s"].get<double>() >= from && e["t_s"].get<double>() <= to;
     });
-    if (!on_time)
-      out_.push_back(
-          fmt::format("late detection: {} at {:.3f} s silenced a node, but nothing was detected by {:.3f} s "
-                      "(timeout {} s + 3 heartbeats of {} s) while the instance served until {:.3f} s",
-                      first.cause, first.start_s, due, bounds_.timeout_s, bounds_.heartbeat_s, serving_until));
+  }
+
+  // Outage `i` (a later one) strikes a serving instance that has recovered from
+  // every earlier outage, or outlived it unnoticed, and still has its node and
+  // its coordinator; the instance does not fail by its due time.
+  bool recovered_from_all_before(std::size_t i, double failed_at, double due) const {
+    const Outage& o = noticeable_[i];
+    if (o.kind == Outage::kAnyNodes || (failed_at >= 0 && failed_at <= due)) return false;
+    double last_detected = -1, last_recovered = -1;
+    for (const auto& e : report_["events"]) {
+      const double t = e["t_s"].get<double>();
+      if (t >= o.start_s) continue;
+      if (e["kind"] == "detected") last_detected = std::max(last_detected, t);
+      if (e["kind"] == "recovered") last_recovered = std::max(last_recovered, t);
+    }
+    if (last_detected > last_recovered) return false;  // in a recovery
+    return std::all_of(noticeable_.begin(), noticeable_.begin() + i, [&](const Outage& p) {
+      if (node_lost(p, 0) || touches(p, o.node)) return false;
+      const bool unnoticed = p.start_s + p.silence_s < o.start_s && p.silence_s < bounds_.must_detect_above();
+      return p.start_s < last_recovered || unnoticed;
+    });
   }
 
   void check_tokens() {

@@ -95,7 +95,9 @@ class ControlPlane {
       if (refusal.empty()) return true;
     }
     if (policy == RecoveryPolicy::kFallback) {
-      if (node_down) {
+      // On the cables alone, a node cut off by every one of them is as silent as a
+      // dead one: only the secondary network tells them apart, so it is tried first.
+      if (node_down && (m_.on_secondary() || !m_.refused(lost).empty())) {
         refusal = "policy is fallback, and " + name(lost) + " is down (another network cannot bring it back)";
       } else if (m_.on_secondary()) {
         refusal = "policy is fallback and the secondary network failed too";
@@ -103,7 +105,9 @@ class ControlPlane {
         // Same members and plan, so every KV cache is still good: only the network changes.
         move_to_secondary_network();  // first, so the decision itself travels on the new network
         tell(members_, decision(lost, plan_.strategy, members_));
-        note("recovered", lost, "moved to the secondary network (" + *setup_.scenario.fabric.secondary_link + ")");
+        note("recovered", lost,
+             "moved to the secondary network (" + *setup_.scenario.fabric.secondary_link + ")" +
+                 (node_down ? "; " + name(lost) + " was silent on every cable" : ""));
         return true;
       }
     }

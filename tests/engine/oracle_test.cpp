@@ -84,6 +84,17 @@ TEST(Oracle, AThrottledNodeJustifiesNoDetectionNorFailure) {
   EXPECT_TRUE(mentions(v, "does not justify")) << testing::PrintToString(v);
 }
 
+TEST(Oracle, DetectingANodeNoOutageTouchedIsAWrongSuspect) {
+  auto s = four_nodes(engine::RecoveryPolicy::kReplan, {});
+  s.faults = {fault(engine::FaultKind::kLinkDown, 1, s, "m2-m3")};
+  const auto blamed_m4 =
+      judge(s, run(5, {request(0, "completed", 16, 5)}, {event(1.3, "detected", "m4"), event(1.3, "recovered", "m4")}));
+  EXPECT_TRUE(mentions(blamed_m4, "wrong suspect: m4 detected at 1.300 s")) << testing::PrintToString(blamed_m4);
+  const auto blamed_m3 =
+      judge(s, run(5, {request(0, "completed", 16, 5)}, {event(1.3, "detected", "m3"), event(1.3, "recovered", "m3")}));
+  EXPECT_TRUE(blamed_m3.empty()) << testing::PrintToString(blamed_m3);
+}
+
 TEST(Oracle, RerouteGivingUpOnACableAThirdLiveNodeCanBridgeIsUnjustified) {
   auto s = four_nodes(engine::RecoveryPolicy::kReroute, {});
   s.faults = {fault(engine::FaultKind::kLinkDown, 1, s, "m2-m3")};
@@ -139,6 +150,29 @@ TEST(Oracle, ACrashDetectedInTimeAndReplannedPasses) {
   // Silence counts from m3's last heartbeat, at most one beat before the crash: due by 1 + 0.25 + 3 x 0.05.
   const auto v = judge(s, run(6, {request(0, "completed", 16, 6), request(1, "completed", 16, 5.5)},
                               {event(1.28, "detected", "m3"), event(1.28, "recovered", "m3")}));
+  EXPECT_TRUE(v.empty()) << testing::PrintToString(v);
+}
+
+TEST(Oracle, ACrashAfterARecoveryIsHeldToTheHeartbeatBoundToo) {
+  auto s = four_nodes(engine::RecoveryPolicy::kReroute, {});
+  s.faults = {fault(engine::FaultKind::kLinkDown, 1, s, "m2-m3"), fault(engine::FaultKind::kNodeCrash, 3, s, "m4")};
+  const std::vector<json> rerouted = {event(1.3, "detected", "m2"), event(1.3, "recovered", "m2")};
+  auto late = rerouted, in_time = rerouted;
+  late.push_back(event(4, "detected", "m4"));
+  in_time.push_back(event(3.3, "detected", "m4"));
+  const auto v = judge(s, run(6, {request(0, "completed", 16, 6)}, late));
+  EXPECT_TRUE(mentions(v, "late detection: node-crash m4 at 3.000 s")) << testing::PrintToString(v);
+  const auto ok = judge(s, run(6, {request(0, "completed", 16, 6)}, in_time));
+  EXPECT_TRUE(ok.empty()) << testing::PrintToString(ok);
+}
+
+TEST(Oracle, ACrashDuringARecoveryIsNotHeldToTheBound) {
+  auto s = four_nodes(engine::RecoveryPolicy::kReplan, {});
+  s.faults = {fault(engine::FaultKind::kNodeCrash, 1, s, "m3"), fault(engine::FaultKind::kNodeCrash, 3, s, "m4")};
+  // m3's re-placement reloads weights until 15 s: m4's loss is noticed after it.
+  const auto v = judge(s, run(30, {request(0, "completed", 16, 30)},
+                              {event(1.28, "detected", "m3"), event(15, "recovered", "m3"),
+                               event(15.1, "detected", "m4"), event(20, "recovered", "m4")}));
   EXPECT_TRUE(v.empty()) << testing::PrintToString(v);
 }
 
