@@ -46,12 +46,17 @@ class ModelledBackend : public Backend {
   ModelledBackend(Runtime& rt, CostModel cost, double lm_head_share)
       : rt_(rt), cost_(std::move(cost)), lm_head_share_(lm_head_share) {}
   double run(OpKind op, int layer, const StepShape& shape, bool partial) override;
-  CostModel& cost() { return cost_; }
 
  private:
+  // Every layer of a step has the step's shape: an op's cost (its kernel list
+  // costed one by one) is worked out once per layer and shape, not per call.
+  double cost_s(OpKind op, int layer, const StepShape& shape);
+
   Runtime& rt_;
   CostModel cost_;
   double lm_head_share_;
+  StepShape shape_;
+  std::vector<double> cost_s_;  // by layer * 3 + op, for shape_; -1: not worked out yet
 };
 
 }  // namespace engine

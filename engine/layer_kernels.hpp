@@ -19,6 +19,7 @@ struct StepShape {
   double attended = 0;        // sum over new tokens of the context each attends to
   double kv_read_tokens = 0;  // sum over sequences of cached tokens read once
   int logits = 0;             // tokens whose next-token logits are needed
+  friend bool operator==(const StepShape&, const StepShape&) = default;
 };
 
 enum class KernelKind {
