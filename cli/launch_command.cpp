@@ -27,7 +27,7 @@ struct LaunchOptions {
   int local = 0;
   std::vector<std::string> cards;
   double timeout_s = 600;
-  bool dry_run = false, netns = false;
+  bool dry_run = false, netns = false, netns_rdma = false;
   double netns_rate_bps = 0;
 };
 
@@ -129,9 +129,12 @@ void add_launch_command(CLI::App& app, int& status) {
   netns->excludes(local)->excludes(hostfile);
   cmd->add_option("--netns-rate", o->netns_rate_bps, "bits/s a shaped cable may carry at most (default 50e6)")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--netns-rdma", o->netns_rdma,
+                "with --netns: over the rdma transport, on softrdma's device of each veth (preload softrdma)")
+      ->needs(netns);
   cmd->callback([o, &status, local, hostfile] {
     if (o->netns) {
-      status = launch_netns({o->scenario, o->out, o->cards, o->timeout_s, o->netns_rate_bps});
+      status = launch_netns({o->scenario, o->out, o->cards, o->timeout_s, o->netns_rate_bps, o->netns_rdma});
       return;
     }
     if (!*local && !*hostfile) throw engine::InputError("launch", "", "give --local N, --hostfile FILE or --netns");

@@ -69,7 +69,7 @@ int launch_netns(const NetnsLaunch& o) {
       world, hw::cable_tbf(rate_bps), link, card_bps / 1e9, rate_bps / card_bps);
   fmt::print(stderr, "launch: {}\n", shaping);
   const std::string cluster = out + "/cluster.json";
-  std::ofstream(cluster) << mesh.cluster(kPort).dump(2) << "\n";
+  std::ofstream(cluster) << mesh.cluster(kPort, o.rdma).dump(2) << "\n";
   const std::string card = probe_mesh(mesh, cluster, out, link);
   if (card.empty()) {
     fmt::print(stderr, "launch --netns: probing the mesh failed\n");

@@ -13,6 +13,7 @@ struct NetnsLaunch {
   std::vector<std::string> cards;
   double timeout_s = 600;
   double max_rate_bps = 0;  // the most a shaped cable may carry here; 0: the default
+  bool rdma = false;        // over the rdma transport: softrdma's device on each veth (rdma_v<peer>)
 };
 
 // Builds the mesh, probes it into a card named as the scenario's link (so the

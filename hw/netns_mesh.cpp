@@ -129,15 +129,18 @@ void NetnsMesh::teardown() {
   guard_ = -1;
 }
 
-nlohmann::json NetnsMesh::cluster(int port) const {
+nlohmann::json NetnsMesh::cluster(int port, bool rdma) const {
   nlohmann::json hosts = nlohmann::json::array();
   for (int r = 0; r < n_; ++r) {
-    nlohmann::json ips = nlohmann::json::array();
-    for (int k = 0; k < n_; ++k)
+    nlohmann::json ips = nlohmann::json::array(), devices = nlohmann::json::array();
+    for (int k = 0; k < n_; ++k) {
       if (k != r) ips.push_back(address(std::min(r, k), std::max(r, k), n_, r));
+      devices.push_back(k == r ? nlohmann::json() : nlohmann::json("rdma_" + veth(k)));
+    }
     hosts.push_back({{"ssh", "localhost"}, {"ips", ips}});
+    if (rdma) hosts.back()["rdma"] = devices;
   }
-  return {{"transport", "tcp"}, {"port", port}, {"hosts", hosts}};
+  return {{"transport", rdma ? "rdma" : "tcp"}, {"port", port}, {"hosts", hosts}};
 }
 
 void NetnsMesh::set_link_up(int a, int b, bool up) {

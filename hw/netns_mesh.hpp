@@ -38,7 +38,9 @@ class NetnsMesh {
   // For `launch --exec-prefix`: runs rank r inside namespace r.
   std::string exec_prefix() const { return "ip netns exec " + prefix_ + "{rank}"; }
   // The cluster file: rank r's addresses are its ends of the mesh's pairs.
-  nlohmann::json cluster(int port) const;
+  // `rdma`: over the rdma transport, rank r reaching rank k on the device of
+  // its veth towards k, as softrdma names it (rdma_v<k>).
+  nlohmann::json cluster(int port, bool rdma = false) const;
 
   // Both ends of the cable between ranks a and b down or up. Throws when `ip` fails.
   void set_link_up(int a, int b, bool up);

@@ -168,15 +168,8 @@ constexpr const char* kSoftRdma = "";
 // The mesh's cluster file for "transport": "rdma": rank r reaches rank k through
 // softrdma's device on its veth towards k (rdma_v<k>), or `odd_one` where it names one.
 nlohmann::json rdma_cluster(const hw::NetnsMesh& mesh, int world, const std::string& odd_one = "") {
-  nlohmann::json c = mesh.cluster(5000);
-  c["transport"] = "rdma";
-  for (int r = 0; r < world; ++r) {
-    nlohmann::json row = nlohmann::json::array();
-    for (int k = 0; k < world; ++k)
-      row.push_back(k == r ? nlohmann::json() : nlohmann::json("rdma_v" + std::to_string(k)));
-    if (r == world - 1 && !odd_one.empty()) row[0] = odd_one;
-    c["hosts"][r]["rdma"] = row;
-  }
+  nlohmann::json c = mesh.cluster(5000, true);
+  if (!odd_one.empty()) c["hosts"][world - 1]["rdma"][0] = odd_one;
   return c;
 }
 

@@ -1,11 +1,15 @@
 // launch --netns leaves no namespace behind, also when the launcher itself is
-// killed and cannot clean up: its guard process does. Skipped (with the reason)
-// where namespaces cannot be made; a failure instead on CI as root.
+// killed and cannot clean up: its guard process does; over the rdma transport
+// a pulled cable is handled by the scenario's policy. Skipped (with the
+// reason) where namespaces cannot be made; a failure instead on CI as root.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <thread>
 
 #include "hw/netns_mesh.hpp"
@@ -39,6 +43,47 @@ TEST(LaunchNetns, NamespacesGoEvenWhenTheLauncherIsKilled) {
   while (namespaces_named(prefix) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(namespaces_named(prefix)) << testsupport::run_shell("ip netns list").output;
+}
+
+#ifdef SOFTRDMA_LIBRARY
+constexpr const char* kSoftRdma = SOFTRDMA_LIBRARY;
+#else
+constexpr const char* kSoftRdma = "";
+#endif
+
+// A cable pulled between two ranks that talk RDMA (launch --netns --netns-rdma:
+// softrdma preloaded, its device on each veth): both ends' ports go DOWN, the
+// engine notices and, as the scenario's policy says, re-places the model on
+// the survivors without losing a request.
+TEST(LaunchNetns, ACablePulledUnderTheRdmaTransportIsHandledByTheScenariosPolicy) {
+  if (const std::string why = hw::NetnsMesh::unavailable_reason(); !why.empty())
+    SKIP_UNLESS_CI_PROVIDES(::geteuid() == 0, why);
+  if (std::string(kSoftRdma).empty()) SKIP_UNLESS_CI_PROVIDES(true, "softrdma is built only with the verbs headers");
+  const std::string dir = testsupport::fresh_dir("netns-rdma-link-down");
+  // The tiny model: a decode step is a few small all-reduces, so the run is seconds even on 4 KiB frames
+  // through 50 Mbit/s veths. As scenarios/ci/link-down-replan: the cable between two members, so the end
+  // dropped still reports to rank 0.
+  const auto model = testsupport::run_cli("make-model --out " + dir + "/tiny");
+  ASSERT_EQ(model.exit_code, 0) << model.output;
+  nlohmann::json s = testsupport::small_scenario("netns-rdma-link-down", 4, 2, 150, "replan", "tb5-rdma");
+  s["model"] = {{"path", dir + "/tiny"}};
+  s["faults"] = nlohmann::json::array({{{"at_s", 1.0}, {"kind", "link-down"}, {"target", "m2-m3"}}});
+  testsupport::ChildProcess launch({"/usr/bin/env", std::string("LD_PRELOAD=") + kSoftRdma, MESHINFER_BINARY, "launch",
+                                    testsupport::write_json(dir, "s", s), "--netns", "--netns-rdma", "--out",
+                                    dir + "/out", "--timeout", "90"});
+  ASSERT_EQ(launch.wait(120), 0) << launch.output();
+  EXPECT_NE(testsupport::read_file(dir + "/out/cluster.json").find("\"rdma_v1\""), std::string::npos);
+  const nlohmann::json report = nlohmann::json::parse(testsupport::read_file(dir + "/out/report.json"));
+  std::string kinds;
+  for (const auto& e : report["events"])
+    kinds += e["kind"].get<std::string>() + ": " + e["detail"].get<std::string>() + "\n";
+  EXPECT_NE(kinds.find("link-down: cable unplugged"), std::string::npos) << kinds;
+  EXPECT_NE(kinds.find("detected: "), std::string::npos) << kinds;
+  EXPECT_NE(kinds.find("recovered: re-placed on 3 node(s)"), std::string::npos) << kinds;
+  EXPECT_EQ(report["summary"]["requests"]["completed"], 2) << kinds;
+  EXPECT_EQ(report["summary"]["requests"]["failed"], 0);
+  std::printf("detected %s s after the cable was pulled (heartbeat timeout 2 s)\n%s",
+              report["faults"]["time_to_detect_s"].dump().c_str(), kinds.c_str());
 }
 
 }  // namespace
