@@ -15,16 +15,18 @@
 #include <vector>
 
 #include "hw/verbs/port_choice.hpp"
+#include "hw/verbs/rule_probe.hpp"
 #include "hw/verbs/verbs_endpoint.hpp"
 
 namespace hw {
 
 namespace {
 
-// The transport's access, plus REMOTE_WRITE so a refused RDMA WRITE is the stack's rule, not the key's.
-constexpr int kMrAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+using probe::errno_text;
+using probe::Qp;
+using probe::Side;
+
 constexpr std::size_t kFrameSizes[] = {4096, 8192, 65536, 524288, 1048576};
-constexpr std::size_t kBufferBytes = 1048576;
 constexpr std::size_t kMacos263Frame = 524288;
 
 // Each rule and what REFERENCE.md says of it, in the order they are reported.
@@ -50,8 +52,6 @@ constexpr std::pair<const char*, const char*> kRules[kRuleCount] = {
 // `rule` with its expectation, judged as differing until shown otherwise.
 RuleResult result_of(Rule rule) { return {kRules[rule].first, kRules[rule].second, "", Verdict::kDiffers}; }
 
-std::string errno_text(int e) { return fmt::format("errno {} ({})", e, std::strerror(e)); }
-
 // The interface's first IPv4 address ("" when it has none), or nullopt when there is no such interface.
 std::optional<std::string> interface_ipv4(const std::string& name) {
   ifaddrs* list = nullptr;
@@ -70,105 +70,8 @@ std::optional<std::string> interface_ipv4(const std::string& name) {
   return found;
 }
 
-// One end of the loopback pair: its own context, PD and registered buffer.
-struct Side {
-  explicit Side(VerbsApi& a, const std::string& device) : api(a), buf(kBufferBytes) {
-    if (!(ctx = api.open_device(device))) return;
-    if ((pd = api.alloc_pd(ctx))) mr = api.reg_mr(pd, buf.data(), buf.size(), kMrAccess);
-  }
-  ~Side() {
-    if (mr) api.dereg_mr(mr);
-    if (pd) api.dealloc_pd(pd);
-    if (ctx) api.close_device(ctx);
-  }
-  VerbsApi& api;
-  std::vector<std::byte> buf;
-  ibv_context* ctx = nullptr;
-  ibv_pd* pd = nullptr;
-  ibv_mr* mr = nullptr;
-};
-
-// A queue pair with a CQ of its own, destroyed straight from RTS (never ERR).
-struct Qp {
-  Qp(Side& s, ibv_qp_type type) : api(s.api), side(s) {
-    if (!(cq = api.create_cq(s.ctx, 16, nullptr))) return;
-    ibv_qp_init_attr init{};
-    init.send_cq = init.recv_cq = cq;
-    init.qp_type = type;
-    init.sq_sig_all = 1;
-    init.cap.max_send_wr = init.cap.max_recv_wr = 4;
-    init.cap.max_send_sge = init.cap.max_recv_sge = 1;
-    qp = api.create_qp(s.pd, &init);
-    error = errno;
-  }
-  ~Qp() {
-    if (qp) api.destroy_qp(qp);
-    if (cq) api.destroy_cq(cq);
-  }
-  VerbsApi& api;
-  Side& side;
-  ibv_cq* cq = nullptr;
-  ibv_qp* qp = nullptr;
-  int error = 0;  // errno of ibv_create_qp
-};
-
-int to_init(Qp& q, const PortChoice& port) {
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_INIT;
-  a.port_num = port.port;
-  a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  return q.api.modify_qp(q.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-}
-
-int to_rtr(Qp& q, const Qp& remote, const PortChoice& port, ibv_mtu mtu) {
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = mtu;
-  a.dest_qp_num = remote.qp->qp_num;
-  a.rq_psn = 0;
-  a.ah_attr.dlid = port.lid;
-  a.ah_attr.port_num = port.port;
-  a.ah_attr.is_global = 1;
-  a.ah_attr.grh.hop_limit = 1;
-  a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(port.gid_index);
-  std::copy(port.gid.begin(), port.gid.end(), a.ah_attr.grh.dgid.raw);
-  return q.api.modify_qp(q.qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
-}
-
-int to_rts(Qp& q) {
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_RTS;
-  a.sq_psn = 0;
-  return q.api.modify_qp(q.qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
-int post_recv(Qp& q, std::size_t bytes) {
-  ibv_sge sge{reinterpret_cast<std::uintptr_t>(q.side.buf.data()), static_cast<std::uint32_t>(bytes), q.side.mr->lkey};
-  ibv_recv_wr wr{};
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  return q.api.post_recv(q.qp, &wr, &bad);
-}
-
-// The first completion on q's CQ within wait_s.
-std::optional<ibv_wc> completion(Qp& q, double wait_s) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
-  do {
-    ibv_wc wc{};
-    if (q.api.poll_cq(q.cq, 1, &wc) == 1) return wc;
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  } while (std::chrono::steady_clock::now() < until);
-  return std::nullopt;
-}
-
-// What became of one frame sent from a to b, each end at its own path MTU.
-struct Delivery {
-  bool crossed = false;
-  std::string what;  // "crossed", "dropped", "refused by ibv_post_send: ...", ...
-};
-
-class Loopback {
+// Two queue pairs on one device, each on its own context as two processes would hold them.
+class Loopback : public FramePath {
  public:
   Loopback(VerbsApi& api, const std::string& device, const PortChoice& port, double wait_s)
       : a_(api, device), b_(api, device), port_(port), wait_s_(wait_s) {}
@@ -176,39 +79,25 @@ class Loopback {
     if (!a_.ctx || !b_.ctx) return "the device does not open twice";
     return a_.mr && b_.mr ? "" : "the loopback pair's memory cannot be registered";
   }
+  ibv_mtu active_mtu() const override { return port_.active_mtu; }
 
-  Delivery send(std::size_t bytes, ibv_mtu a_mtu, ibv_mtu b_mtu, ibv_wr_opcode op = IBV_WR_SEND) {
+  Delivery send(std::size_t bytes, ibv_mtu a_mtu, ibv_mtu b_mtu, ibv_wr_opcode op) override {
     Qp qa(a_, IBV_QPT_UC), qb(b_, IBV_QPT_UC);
     if (!qa.qp || !qb.qp) return {false, "no UC queue pair: " + errno_text(qa.qp ? qb.error : qa.error)};
-    if (to_init(qa, port_) || to_init(qb, port_) || to_rtr(qa, qb, port_, a_mtu) || to_rtr(qb, qa, port_, b_mtu) ||
-        to_rts(qa) || to_rts(qb))
+    if (probe::to_init(qa, port_) || probe::to_init(qb, port_) ||
+        probe::to_rtr(qa, qb.qp->qp_num, port_.gid, port_, a_mtu) ||
+        probe::to_rtr(qb, qa.qp->qp_num, port_.gid, port_, b_mtu) || probe::to_rts(qa) || probe::to_rts(qb))
       return {false, "the loopback pair does not connect: " + errno_text(errno)};
     std::memset(b_.buf.data(), 0, bytes);
-    for (std::size_t i = 0; i < bytes; ++i) a_.buf[i] = static_cast<std::byte>(i * 7 + 1);
-    if (post_recv(qb, bytes) != 0) return {false, "ibv_post_recv in RTS failed: " + errno_text(errno)};
-    ibv_sge sge{reinterpret_cast<std::uintptr_t>(a_.buf.data()), static_cast<std::uint32_t>(bytes), a_.mr->lkey};
-    ibv_send_wr wr{};
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = op;
-    wr.wr.rdma.remote_addr = reinterpret_cast<std::uintptr_t>(b_.buf.data());
-    wr.wr.rdma.rkey = b_.mr->rkey;
-    ibv_send_wr* bad = nullptr;
-    if (const int e = a_.api.post_send(qa.qp, &wr, &bad); e != 0)
+    for (std::size_t i = 0; i < bytes; ++i) a_.buf[i] = probe::pattern(i);
+    if (probe::post_recv(qb, bytes) != 0) return {false, "ibv_post_recv in RTS failed: " + errno_text(errno)};
+    if (const int e = probe::post_frame(qa, bytes, op, reinterpret_cast<std::uintptr_t>(b_.buf.data()), b_.mr->rkey);
+        e != 0)
       return {false, "refused by ibv_post_send: " + errno_text(e)};
-    const auto sent = completion(qa, wait_s_);
+    const auto sent = probe::completion(qa, wait_s_);
     if (sent && sent->status != IBV_WC_SUCCESS)
       return {false, fmt::format("send completion {}", ibv_wc_status_str(sent->status))};
-    if (op != IBV_WR_SEND) {
-      const bool landed = std::memcmp(a_.buf.data(), b_.buf.data(), bytes) == 0;
-      return {landed, landed ? "the bytes landed" : "completed, nothing landed"};
-    }
-    const std::optional<ibv_wc> got = completion(qb, wait_s_);
-    const bool same = std::memcmp(a_.buf.data(), b_.buf.data(), bytes) == 0;
-    if (!got) return {false, "dropped"};
-    if (got->status != IBV_WC_SUCCESS) return {false, fmt::format("receive {}", ibv_wc_status_str(got->status))};
-    const bool intact = got->byte_len == bytes && same;
-    return {intact, intact ? "crossed" : "arrived altered"};
+    return probe::landed(qb, bytes, op, wait_s_);
   }
 
   Side& a() { return a_; }
@@ -270,52 +159,55 @@ RuleResult local_write_rule(VerbsApi& api, Side& side) {
 RuleResult recv_before_rts_rule(Loopback& pair, const PortChoice& port) {
   RuleResult r = result_of(kRecvBeforeRts);
   Qp qa(pair.a(), IBV_QPT_UC), qb(pair.b(), IBV_QPT_UC);
-  if (!qa.qp || !qb.qp || to_init(qa, port) || to_init(qb, port)) {
+  if (!qa.qp || !qb.qp || probe::to_init(qa, port) || probe::to_init(qb, port)) {
     r.observed = "the queue pairs do not reach INIT";
     r.verdict = Verdict::kNotObserved;
     return r;
   }
-  auto attempt = [&] { return post_recv(qa, 4096) == 0 ? std::string("accepted") : "refused: " + errno_text(errno); };
+  auto attempt = [&] {
+    return probe::post_recv(qa, 4096) == 0 ? std::string("accepted") : "refused: " + errno_text(errno);
+  };
   const std::string init = attempt();
-  const std::string rtr = to_rtr(qa, qb, port, port.active_mtu) == 0 ? attempt() : "not reached";
-  const std::string rts = to_rts(qa) == 0 ? attempt() : "not reached";
+  const std::string rtr =
+      probe::to_rtr(qa, qb.qp->qp_num, port.gid, port, port.active_mtu) == 0 ? attempt() : "not reached";
+  const std::string rts = probe::to_rts(qa) == 0 ? attempt() : "not reached";
   r.observed = fmt::format("INIT {}; RTR {}; RTS {}", init, rtr, rts);
   if (init.starts_with("refused") && rtr.starts_with("refused") && rts == "accepted")
     r.verdict = Verdict::kAsDocumented;
   return r;
 }
 
-RuleResult send_recv_only_rule(Loopback& pair, const PortChoice& port) {
+RuleResult send_recv_only_rule(FramePath& path) {
   RuleResult r = result_of(kSendRecvOnly);
-  const Delivery d = pair.send(4096, port.active_mtu, port.active_mtu, IBV_WR_RDMA_WRITE);
+  const Delivery d = path.send(4096, path.active_mtu(), path.active_mtu(), IBV_WR_RDMA_WRITE);
   r.observed = "RDMA WRITE of 4 KiB: " + d.what;
   if (!d.crossed) r.verdict = Verdict::kAsDocumented;
   return r;
 }
 
-RuleResult mtu_rule(Loopback& pair, const PortChoice& port) {
+RuleResult mtu_rule(FramePath& path) {
   RuleResult r = result_of(kMtu);
-  const ibv_mtu mtu = port.active_mtu;
-  const Delivery same = pair.send(4096, mtu, mtu);
+  const ibv_mtu mtu = path.active_mtu();
+  const Delivery same = path.send(4096, mtu, mtu, IBV_WR_SEND);
   r.observed = fmt::format("active MTU {}; at {} both ends: {}", 128 << mtu, 128 << mtu, same.what);
   if (mtu == IBV_MTU_256) {
     r.verdict = same.crossed ? Verdict::kAsDocumented : Verdict::kDiffers;
     return r;
   }
   const auto lower = static_cast<ibv_mtu>(mtu - 1);
-  const Delivery mixed = pair.send(4096, lower, mtu);
+  const Delivery mixed = path.send(4096, lower, mtu, IBV_WR_SEND);
   r.observed += fmt::format("; sender at {}, receiver at {}: {}", 128 << lower, 128 << mtu, mixed.what);
   if (same.crossed && !mixed.crossed) r.verdict = Verdict::kAsDocumented;
   return r;
 }
 
-RuleResult frame_limit_rule(Loopback& pair, const PortChoice& port) {
+RuleResult frame_limit_rule(FramePath& path, const PortChoice& port) {
   RuleResult r = result_of(kFrameLimit);
   r.observed = fmt::format("port max_msg_sz {}", port.max_msg_sz);
   std::size_t largest = 0;
   bool dropped = false, monotone = true;  // nothing crosses once a smaller frame was dropped
   for (const std::size_t bytes : kFrameSizes) {
-    const Delivery d = pair.send(bytes, port.active_mtu, port.active_mtu);
+    const Delivery d = path.send(bytes, path.active_mtu(), path.active_mtu(), IBV_WR_SEND);
     r.observed += fmt::format("; {} B {}", bytes, d.what);
     monotone &= !(d.crossed && dropped);
     dropped |= !d.crossed;
@@ -339,7 +231,8 @@ const char* verdict_name(Verdict v) {
   }
 }
 
-std::vector<RuleResult> check_rdma_rules(VerbsApi& api, const std::string& device, const RuleOptions& options) {
+std::vector<RuleResult> check_rdma_rules(VerbsApi& api, const std::string& device, const RuleOptions& options,
+                                         FramePath* across) {
   std::optional<PortChoice> port;
   std::string why;
   if (ibv_context* ctx = api.open_device(device)) {
@@ -366,9 +259,15 @@ std::vector<RuleResult> check_rdma_rules(VerbsApi& api, const std::string& devic
   rules.push_back(uc_only_rule(pair));
   rules.push_back(local_write_rule(api, pair.a()));
   rules.push_back(recv_before_rts_rule(pair, *port));
-  rules.push_back(send_recv_only_rule(pair, *port));
-  rules.push_back(mtu_rule(pair, *port));
-  rules.push_back(frame_limit_rule(pair, *port));
+  FramePath& path = across ? *across : pair;
+  rules.push_back(send_recv_only_rule(path));
+  rules.push_back(mtu_rule(path));
+  rules.push_back(frame_limit_rule(path, *port));
+  if (const std::string why = path.unobservable(); !why.empty())
+    for (auto r = rules.end() - 3; r != rules.end(); ++r) {
+      r->observed = why;
+      r->verdict = Verdict::kNotObserved;
+    }
   return rules;
 }
 
