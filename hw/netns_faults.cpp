@@ -8,6 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "hw/netns_mesh.hpp"
+
 namespace hw {
 
 using engine::FaultKind;
@@ -63,8 +65,8 @@ std::vector<engine::RunEvent> read_events(const std::string& path, double zero_u
   return events;
 }
 
-NetnsFaults::NetnsFaults(const engine::Scenario& s, NetnsMesh& mesh, double rate_bps)
-    : mesh_(mesh), rate_bps_(rate_bps), deadline_s_(s.deadline_s), stopped_(s.nodes.size(), false) {
+NetnsFaults::NetnsFaults(const engine::Scenario& s, CableSwitch& cables, double rate_bps)
+    : cables_(cables), rate_bps_(rate_bps), deadline_s_(s.deadline_s), stopped_(s.nodes.size(), false) {
   for (const engine::FaultSpec& f : s.faults) add(f);
   std::stable_sort(steps_.begin(), steps_.end(), [](const Step& x, const Step& y) { return x.at_s < y.at_s; });
 }
@@ -72,17 +74,21 @@ NetnsFaults::NetnsFaults(const engine::Scenario& s, NetnsMesh& mesh, double rate
 // The steps of one fault, noted as sim/fault_injector.cpp notes them.
 void NetnsFaults::add(const engine::FaultSpec& f) {
   const std::string kind = engine::to_string(f.kind);
-  const auto step = [&](double at, Op op, const std::string& k, const std::string& detail, double factor = 1) {
-    steps_.push_back({at, op, f.node, f.peer, factor, {0, k, k.empty() ? "" : f.target, detail}});
+  const auto step = [&](double at, Op op, const std::string& k, const std::string& detail, double factor = 1,
+                        Change change = Change::kHold) {
+    steps_.push_back({at, op, f.node, f.peer, change, factor, {0, k, k.empty() ? "" : f.target, detail}});
+  };
+  const auto cable = [&](double at, Change change, const std::string& k, const std::string& detail) {
+    step(at, Op::kCable, k, detail, 1, change);
   };
   const double until = f.at_s + f.duration_s;
   switch (f.kind) {
     case FaultKind::kLinkDown:
-      step(f.at_s, Op::kLinkDown, kind, "cable unplugged");
-      if (f.duration_s > 0) step(until, Op::kLinkUp, to_string(FaultKind::kLinkUp), "cable back");
+      cable(f.at_s, Change::kHold, kind, "cable unplugged");
+      if (f.duration_s > 0) cable(until, Change::kRelease, to_string(FaultKind::kLinkUp), "cable back");
       break;
     case FaultKind::kLinkUp:
-      step(f.at_s, Op::kLinkUp, kind, "cable back");
+      cable(f.at_s, Change::kReplug, kind, "cable back");
       break;
     case FaultKind::kLinkDegrade:
       step(f.at_s, Op::kShape, kind, fmt::format("bandwidth x{}, latency +{} s", f.factor, f.added_latency_s),
@@ -91,10 +97,10 @@ void NetnsFaults::add(const engine::FaultSpec& f) {
       break;
     case FaultKind::kLinkFlap: {
       const double end = f.duration_s > 0 ? until : deadline_s_;
-      step(f.at_s, Op::kLinkDown, kind, fmt::format("down {:.0f}% of every {} s", 100 * f.duty, f.period_s));
+      cable(f.at_s, Change::kHold, kind, fmt::format("down {:.0f}% of every {} s", 100 * f.duty, f.period_s));
       for (double t = f.at_s;; t += f.period_s) {
-        if (t > f.at_s) step(t, Op::kLinkDown, "", "");
-        step(t + f.duty * f.period_s, Op::kLinkUp, "", "");
+        if (t > f.at_s) cable(t, Change::kHold, "", "");
+        cable(t + f.duty * f.period_s, Change::kRelease, "", "");
         if (t + 2 * f.period_s > end) break;
       }
       break;
@@ -122,12 +128,13 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
     }
     const pid_t pid = pids.at(s.a);
     switch (s.op) {
-      case Op::kLinkDown:
-      case Op::kLinkUp:
-        mesh_.set_link_up(s.a, s.b, s.op == Op::kLinkUp);
+      case Op::kCable:
+        // Veths under TCP: no RDMA stack to fail.
+        cables_.set_link_up(
+            s.a, s.b, holds_.change(fmt::format("{}-{}", std::min(s.a, s.b), std::max(s.a, s.b)), s.change, false));
         break;
       case Op::kShape:
-        mesh_.shape_link(s.a, s.b, cable_tbf(rate_bps_ * s.factor));
+        cables_.shape_link(s.a, s.b, cable_tbf(rate_bps_ * s.factor));
         break;
       case Op::kKill:
       case Op::kStop:

@@ -1,8 +1,9 @@
 // A scenario's faults applied to a real run on a NetnsMesh, at their times on
 // the run's clock: a cable's veths down and up (link-down, link-up, link-flap),
 // its tbf rate scaled (link-degrade), a rank's process killed (node-crash) or
-// stopped and continued (node-hang). Each applied fault is an event as the
-// simulator notes it, at the real time it was applied.
+// stopped and continued (node-hang). A cable comes back only when the last
+// fault holding it down ends (engine::CableHolds, the simulator's rule). Each
+// applied fault is an event as the simulator notes it, at the real time it was applied.
 #pragma once
 
 #include <sys/types.h>
@@ -12,9 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/cable_holds.hpp"
 #include "engine/events.hpp"
 #include "engine/scenario.hpp"
-#include "hw/netns_mesh.hpp"
+#include "hw/cable_switch.hpp"
 
 namespace hw {
 
@@ -40,8 +42,9 @@ double unix_now_s();
 
 class NetnsFaults {
  public:
-  // REQUIRES: !netns_refusal(s); `rate_bps` the rate every cable is shaped to.
-  NetnsFaults(const engine::Scenario& s, NetnsMesh& mesh, double rate_bps);
+  // REQUIRES: !netns_refusal(s); `rate_bps` the rate every cable is shaped to;
+  // `cables` (a NetnsMesh) outlives this.
+  NetnsFaults(const engine::Scenario& s, CableSwitch& cables, double rate_bps);
 
   // Applies every step due by `t_s` on the run's clock to the ranks' processes
   // (`pids` by rank, -1 for one that ended). `note` gets each step's event
@@ -53,17 +56,20 @@ class NetnsFaults {
   void end_endless_hangs(const std::vector<pid_t>& pids);
 
  private:
-  enum class Op { kLinkDown, kLinkUp, kShape, kKill, kStop, kContinue };
+  enum class Op { kCable, kShape, kKill, kStop, kContinue };
+  using Change = engine::CableHolds::Change;
   struct Step {
     double at_s;
     Op op;
     int a, b;                // ranks (b: the cable's other end)
+    Change change;           // kCable: up only as engine::CableHolds rules
     double factor;           // kShape: the fraction of the rate kept
     engine::RunEvent event;  // noted when applied; kind empty: not noted (a flap's later cycles)
   };
   void add(const engine::FaultSpec& f);
 
-  NetnsMesh& mesh_;
+  CableSwitch& cables_;
+  engine::CableHolds holds_;
   double rate_bps_, deadline_s_;
   std::vector<Step> steps_;  // by time once built
   std::size_t next_ = 0;
