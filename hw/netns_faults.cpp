@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "hw/netns_mesh.hpp"
 
@@ -25,11 +27,10 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
   for (std::size_t i = 0; i < s.faults.size(); ++i) {
     const engine::FaultSpec& f = s.faults[i];
     std::string why;
-    if (f.kind == FaultKind::kLinkDegrade && f.added_latency_s > 0)
-      why = "added latency needs netem, which this kernel may lack, and no delaying runtime exists yet";
-    else if (f.kind == FaultKind::kNodeSlow)
-      why = "slowing a rank needs a cgroup CPU quota, not applied yet";
-    else if (f.kind == FaultKind::kNodeRestart || f.kind == FaultKind::kTcpInstability)
+    if (f.kind == FaultKind::kNodeSlow) {
+      if (const std::string no = CpuQuota::unavailable_reason(); !no.empty())
+        why = "slowing a rank needs a cgroup CPU quota: " + no;
+    } else if (f.kind == FaultKind::kNodeRestart || f.kind == FaultKind::kTcpInstability)
       why = "a restarted rank cannot rejoin a real run yet";
     else if (f.kind == FaultKind::kRdmaStackFailure)
       why = "launch --netns does not fail an RDMA stack yet; launch --local N --rdma-device does (softrdma's switch)";
@@ -91,7 +92,9 @@ void NetnsFaults::add(const engine::FaultSpec& f) {
       cable(f.at_s, Change::kReplug, kind, "cable back");
       break;
     case FaultKind::kLinkDegrade:
-      step(f.at_s, Op::kShape, kind, fmt::format("bandwidth x{}, latency +{} s", f.factor, f.added_latency_s),
+      step(f.at_s, Op::kShape, kind,
+           fmt::format("bandwidth x{} (tbf on both veths), latency +{} s (each end's rank holds what it sends)",
+                       f.factor, f.added_latency_s),
            f.factor);
       if (f.duration_s > 0) step(until, Op::kShape, "link-restored", "full bandwidth and latency", 1);
       break;
@@ -107,6 +110,14 @@ void NetnsFaults::add(const engine::FaultSpec& f) {
     }
     case FaultKind::kNodeCrash:
       step(f.at_s, Op::kKill, kind, "power lost");
+      break;
+    case FaultKind::kNodeSlow:
+      step(f.at_s, Op::kThrottle, kind,
+           fmt::format("compute at x{} speed (thermal throttling; a cgroup CPU quota of {:.3g} CPU, x{} of the "
+                       "rank's share of this machine's {} cores)",
+                       f.factor, f.factor * cpu_share_, f.factor, std::thread::hardware_concurrency()),
+           f.factor);
+      if (f.duration_s > 0) step(until, Op::kThrottle, "node-speed-restored", "full speed", 1);
       break;
     case FaultKind::kNodeHang:
       step(f.at_s, Op::kStop, kind, "alive but silent");
@@ -129,7 +140,7 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
     const pid_t pid = pids.at(s.a);
     switch (s.op) {
       case Op::kCable:
-        // Veths under TCP: no RDMA stack to fail.
+        // launch --netns refuses rdma-stack-failure: no stack fails here.
         cables_.set_link_up(
             s.a, s.b, holds_.change(fmt::format("{}-{}", std::min(s.a, s.b), std::max(s.a, s.b)), s.change, false));
         break;
@@ -142,6 +153,13 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
         if (pid > 0) ::kill(pid, s.op == Op::kKill ? SIGKILL : s.op == Op::kStop ? SIGSTOP : SIGCONT);
         stopped_[s.a] = s.op == Op::kStop;
         break;
+      case Op::kThrottle: {
+        if (pid <= 0) break;
+        auto& quota = quotas_[s.a];
+        if (!quota) quota = std::make_unique<CpuQuota>(fmt::format("meshinfer-{}-rank{}", ::getpid(), s.a));
+        quota->limit(pid, s.factor < 1 ? s.factor * cpu_share_ : 0);
+        break;
+      }
     }
   }
 }

@@ -1,7 +1,8 @@
 // A scenario's faults applied to a real run on a NetnsMesh, at their times on
 // the run's clock: a cable's veths down and up (link-down, link-up, link-flap),
-// its tbf rate scaled (link-degrade), a rank's process killed (node-crash) or
-// stopped and continued (node-hang). A cable comes back only when the last
+// its tbf rate scaled (link-degrade; its added latency is the ranks' own, see
+// engine::DelayedRuntime), a rank's process killed (node-crash), stopped and
+// continued (node-hang), or held to a CPU quota (node-slow, hw::CpuQuota). A cable comes back only when the last
 // fault holding it down ends (engine::CableHolds, the simulator's rule). Each
 // applied fault is an event as the simulator notes it, at the real time it was applied.
 #pragma once
@@ -9,6 +10,8 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +20,7 @@
 #include "engine/events.hpp"
 #include "engine/scenario.hpp"
 #include "hw/cable_switch.hpp"
+#include "hw/cpu_quota.hpp"
 
 namespace hw {
 
@@ -56,14 +60,14 @@ class NetnsFaults {
   void end_endless_hangs(const std::vector<pid_t>& pids);
 
  private:
-  enum class Op { kCable, kShape, kKill, kStop, kContinue };
+  enum class Op { kCable, kShape, kKill, kStop, kContinue, kThrottle };
   using Change = engine::CableHolds::Change;
   struct Step {
     double at_s;
     Op op;
     int a, b;                // ranks (b: the cable's other end)
     Change change;           // kCable: up only as engine::CableHolds rules
-    double factor;           // kShape: the fraction of the rate kept
+    double factor;           // kShape, kThrottle: the fraction of the rate or of one CPU kept
     engine::RunEvent event;  // noted when applied; kind empty: not noted (a flap's later cycles)
   };
   void add(const engine::FaultSpec& f);
@@ -71,9 +75,11 @@ class NetnsFaults {
   CableSwitch& cables_;
   engine::CableHolds holds_;
   double rate_bps_, deadline_s_;
+  double cpu_share_;         // CPUs per rank on this machine: what a node-slow's factor scales
   std::vector<Step> steps_;  // by time once built
   std::size_t next_ = 0;
-  std::vector<bool> stopped_;  // by rank
+  std::vector<bool> stopped_;                        // by rank
+  std::map<int, std::unique_ptr<CpuQuota>> quotas_;  // by rank, made at its first node-slow
 };
 
 }  // namespace hw
