@@ -90,12 +90,14 @@ int launch_netns(const NetnsLaunch& o) {
     commands.push_back(hw::rank_command(spec, r, mesh.exec_prefix(), node));
   }
 
-  hw::NetnsFaults faults(l.scenario, mesh, rate_bps);
-  const hw::LaunchHooks hooks =
-      faults_on_rank0_clock(log, [&](double t_s, const std::vector<pid_t>& pids, const auto& note) {
-        faults.apply_due(t_s, pids, note);
-        faults.end_endless_hangs(pids);
-      });
+  std::vector<double> boot_s;
+  for (const auto& n : l.scenario.nodes) boot_s.push_back(l.catalog.hardware(n.hardware).boot_s);
+  hw::NetnsFaults faults(l.scenario, mesh, rate_bps, boot_s);
+  hw::LaunchHooks hooks = faults_on_rank0_clock(log, [&](double t_s, const std::vector<pid_t>& pids, const auto& note) {
+    faults.apply_due(t_s, pids, note);
+    faults.end_left_out(pids);
+  });
+  hooks.restart = [&] { return faults.take_restarts(); };
   const int status = hw::run_ranks(commands, o.timeout_s, false, hooks, secret + "\n");
   fmt::print(stderr,
              "launch: simulated twin: meshinfer run {} --card {} --out {}/sim; then meshinfer compare "

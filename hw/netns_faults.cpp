@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <utility>
 
 #include "hw/netns_mesh.hpp"
 
@@ -30,8 +31,8 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
     if (f.kind == FaultKind::kNodeSlow) {
       if (const std::string no = CpuQuota::unavailable_reason(); !no.empty())
         why = "slowing a rank needs a cgroup CPU quota: " + no;
-    } else if (f.kind == FaultKind::kNodeRestart || f.kind == FaultKind::kTcpInstability)
-      why = "a restarted rank cannot rejoin a real run yet";
+    } else if (f.kind == FaultKind::kTcpInstability)
+      why = "the two nodes it reboots are drawn by the simulator's seed, not shared with the launcher yet";
     else if (f.kind == FaultKind::kRdmaStackFailure)
       why = "launch --netns does not fail an RDMA stack yet; launch --local N --rdma-device does (softrdma's switch)";
     if (!why.empty()) return Refusal{fmt::format("/faults/{}/kind", i), engine::to_string(f.kind) + ": " + why};
@@ -66,8 +67,14 @@ std::vector<engine::RunEvent> read_events(const std::string& path, double zero_u
   return events;
 }
 
-NetnsFaults::NetnsFaults(const engine::Scenario& s, CableSwitch& cables, double rate_bps)
-    : cables_(cables), rate_bps_(rate_bps), deadline_s_(s.deadline_s), stopped_(s.nodes.size(), false) {
+NetnsFaults::NetnsFaults(const engine::Scenario& s, CableSwitch& cables, double rate_bps, std::vector<double> boot_s)
+    : cables_(cables),
+      rate_bps_(rate_bps),
+      deadline_s_(s.deadline_s),
+      cpu_share_(std::max(1u, std::thread::hardware_concurrency()) / static_cast<double>(s.nodes.size())),
+      boot_s_(std::move(boot_s)),
+      stopped_(s.nodes.size(), false),
+      restarted_(s.nodes.size(), false) {
   for (const engine::FaultSpec& f : s.faults) add(f);
   std::stable_sort(steps_.begin(), steps_.end(), [](const Step& x, const Step& y) { return x.at_s < y.at_s; });
 }
@@ -119,6 +126,11 @@ void NetnsFaults::add(const engine::FaultSpec& f) {
            f.factor);
       if (f.duration_s > 0) step(until, Op::kThrottle, "node-speed-restored", "full speed", 1);
       break;
+    case FaultKind::kNodeRestart:  // noted as sim/fault_injector.cpp's restart notes it
+      step(f.at_s, Op::kKill, to_string(FaultKind::kNodeCrash), "restarted");
+      step(f.at_s + boot_s_.at(f.node), Op::kRestart, "node-up",
+           "booted; its rank started again, which the instance does not re-admit");
+      break;
     case FaultKind::kNodeHang:
       step(f.at_s, Op::kStop, kind, "alive but silent");
       if (f.duration_s > 0) step(until, Op::kContinue, "node-resumed", "answers again");
@@ -160,16 +172,22 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
         quota->limit(pid, s.factor < 1 ? s.factor * cpu_share_ : 0);
         break;
       }
+      case Op::kRestart:
+        restarts_.push_back(s.a);
+        restarted_[s.a] = true;
+        break;
     }
   }
 }
 
-void NetnsFaults::end_endless_hangs(const std::vector<pid_t>& pids) {
-  if (next_ < steps_.size()) return;  // a SIGCONT may still be due
+std::vector<int> NetnsFaults::take_restarts() { return std::exchange(restarts_, {}); }
+
+void NetnsFaults::end_left_out(const std::vector<pid_t>& pids) {
   for (std::size_t r = 0; r < pids.size(); ++r)
-    if (pids[r] > 0 && !stopped_[r]) return;
+    if (pids[r] > 0 && !stopped_[r] && !restarted_[r]) return;  // a rank of the run still runs
+  const bool steps_left = next_ < steps_.size();                // a SIGCONT may still be due
   for (std::size_t r = 0; r < pids.size(); ++r)
-    if (pids[r] > 0) ::kill(pids[r], SIGKILL);
+    if (pids[r] > 0 && (restarted_[r] || !steps_left)) ::kill(pids[r], SIGKILL);
 }
 
 }  // namespace hw

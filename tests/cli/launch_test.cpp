@@ -168,14 +168,14 @@ TEST(Launch, ClusterOfTheWrongSizeIsRefusedBeforeStarting) {
 TEST(Launch, NetnsRefusesWhatRealProcessesCannotDoWithTheReason) {
   const std::string ci = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/ci/";
   const std::string dir = testsupport::fresh_dir("netns-refused");
-  nlohmann::json restart = nlohmann::json::parse(testsupport::read_file(ci + "node-slow.json"));
-  restart.erase("$schema");
-  restart["faults"][0] = {{"at_s", 0.5}, {"kind", "node-restart"}, {"target", "m3"}};
+  nlohmann::json unstable = nlohmann::json::parse(testsupport::read_file(ci + "node-slow.json"));
+  unstable.erase("$schema");
+  unstable["faults"][0] = {{"at_s", 0.5}, {"kind", "tcp-instability"}};
   const std::vector<std::pair<std::string, std::string>> refused = {
       {ci + "link-down-reroute.json", "/recovery/policy: reroute: the TCP transport cannot relay"},
       {ci + "rdma-failure-fallback.json", "/recovery/policy: fallback: the netns mesh has no secondary network"},
-      {testsupport::write_json(dir, "node-restart", restart),
-       "/faults/0/kind: node-restart: a restarted rank cannot rejoin a real run yet"}};
+      {testsupport::write_json(dir, "tcp-instability", unstable),
+       "/faults/0/kind: tcp-instability: the two nodes it reboots are drawn by the simulator's seed"}};
   for (const auto& [file, reason] : refused) {
     const auto r = testsupport::run_cli("launch " + file + " --netns --out " + dir + "/out");
     EXPECT_EQ(r.exit_code, 2) << r.output;

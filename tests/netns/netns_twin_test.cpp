@@ -46,27 +46,36 @@ class NetnsTwin : public NetnsTwinScenario, public testing::WithParamInterface<c
 
 json ci_scenario(const std::string& name) { return json::parse(testsupport::read_file(kCi + name + ".json")); }
 
-// Launches `s`'s twin on a netns mesh and simulates it on the probed card:
-// `meshinfer compare` must find the two runs in agreement.
-void expect_twins_agree(const json& s, const std::string& name) {
+// Launches `s`'s twin on a netns mesh and simulates it on the probed card
+// (both worlds given the extra `cards`): `meshinfer compare` must find the two
+// runs in agreement. `noted_as`: the kind of the event that notes the fault
+// (default: the fault's). Returns the launch's output.
+std::string expect_twins_agree(const json& s, const std::string& name, const std::vector<std::string>& cards = {},
+                               const std::string& noted_as = "") {
   const std::string dir = testsupport::fresh_dir("twin-" + name);
   const auto model = testsupport::run_cli("make-model --out " + dir + "/tiny");
-  ASSERT_EQ(model.exit_code, 0) << model.output;
+  EXPECT_EQ(model.exit_code, 0) << model.output;
   const json twin = twin_of(s, name, dir + "/tiny");
+  std::string with_cards;
+  for (const auto& c : cards) with_cards += " --card " + c;
   const std::string scenario = testsupport::write_json(dir, "s", twin);
 
-  const auto real = testsupport::run_cli("launch " + scenario + " --netns --out " + dir + "/real --timeout 120");
+  const auto real =
+      testsupport::run_cli("launch " + scenario + with_cards + " --netns --out " + dir + "/real --timeout 120");
   const json report = json::parse(testsupport::read_file(dir + "/real/report.json"));
   int applied = 0;
-  for (const auto& e : report["events"]) applied += e["kind"] == twin["faults"][0]["kind"];
+  const std::string kind = noted_as.empty() ? twin["faults"][0]["kind"].get<std::string>() : noted_as;
+  for (const auto& e : report["events"]) applied += e["kind"] == kind;
   EXPECT_EQ(applied, 1) << "the scenario's one fault, applied by the launcher\n" << real.output;
 
   const std::string card = dir + "/real/cards/tb5-rdma.json";
-  const auto sim = testsupport::run_cli("run --quiet " + scenario + " --card " + card + " --out " + dir + "/sim");
-  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  const auto sim =
+      testsupport::run_cli("run --quiet " + scenario + with_cards + " --card " + card + " --out " + dir + "/sim");
+  EXPECT_EQ(sim.exit_code, 0) << sim.output;
   const auto compare =
       testsupport::run_cli("compare --relative 1 " + dir + "/sim/report.json " + dir + "/real/report.json");
   EXPECT_EQ(compare.exit_code, 0) << compare.output << "\n--- real run:\n" << real.output;
+  return real.output;
 }
 
 TEST_P(NetnsTwin, SimulatedAndRealRunsAgreeOnOutcomesDecisionsAndTokens) {
@@ -84,6 +93,22 @@ TEST_F(NetnsTwinScenario, ALinkDegradeWithAddedLatencyAgrees) {
                               {"added_latency_s", 0.05},
                               {"duration_s", 2.0}}});
   expect_twins_agree(s, "link-degrade");
+}
+
+// node-crash-replan's crash as a restart, on a card that boots m4 in 1 s:
+// its rank is started again mid-run and, as in simulation, left out.
+TEST_F(NetnsTwinScenario, ARestartedNodeIsStartedAgainAndLeftOutOfTheInstance) {
+  json s = ci_scenario("node-crash-replan");
+  s["faults"][0]["kind"] = "node-restart";
+  json card = json::parse(
+      testsupport::read_file(std::string(MESHINFER_SOURCE_DIR) + "/scenarios/catalog/hardware/m3-ultra-256gb.json"));
+  card["boot_s"] = 1;
+  // A card replaces the catalog's of its file's name.
+  const std::string quick_boot = testsupport::write_json(testsupport::fresh_dir("quick-boot"), "m3-ultra-256gb", card);
+  const std::string launched = expect_twins_agree(s, "node-restart", {quick_boot}, "node-crash");
+  EXPECT_NE(launched.find("launch: rank 3 is pid"), std::string::npos) << launched;
+  EXPECT_NE(launched.find("(started again)"), std::string::npos) << launched;
+  EXPECT_NE(launched.find("applying node-up m4"), std::string::npos) << launched;
 }
 
 // Not yet a twin (issue-18 note): coordinator-crash. Its real report agrees now,
