@@ -9,11 +9,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/launch_netns.hpp"
+#include "cli/rank_launch.hpp"
 #include "cli/run_report.hpp"
 #include "engine/error.hpp"
 #include "hw/launcher.hpp"
 #include "hw/membership_proof.hpp"
-#include "hw/netns_faults.hpp"
 #include "hw/platform.hpp"
 #include "hw/socket_util.hpp"
 #include "hw/stack_failure_switch.hpp"
@@ -64,16 +64,7 @@ int launch(const LaunchOptions& o) {
   if (switched) std::ofstream(log, std::ios::trunc) << "";
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < cluster.world(); ++r) {
-    std::vector<std::string> node{hw::self_executable(),
-                                  "node",
-                                  "--rank",
-                                  std::to_string(r),
-                                  "--cluster",
-                                  cluster_file,
-                                  o.scenario,
-                                  "--out",
-                                  out};
-    for (const auto& card : o.cards) node.insert(node.end(), {"--card", card});
+    std::vector<std::string> node = node_argv(r, cluster_file, o.scenario, out, o.cards);
     if (!secret.empty()) node.push_back("--secret-stdin");
     if (switched) {
       node.insert(node.end(), {"--applied-faults", log});
@@ -85,18 +76,11 @@ int launch(const LaunchOptions& o) {
     if (has_cores_to_spare(cluster, r, same_machine)) node.push_back("--busy-wait");
     commands.push_back(hw::rank_command(cluster, r, o.exec_prefix, node));
   }
-  double zero = -1;  // rank 0's run clock zero, in unix seconds
   hw::LaunchHooks hooks;
-  hooks.on_line = [&](int rank, const std::string& line) {
-    if (const auto t = hw::run_clock_zero(line); rank == 0 && zero < 0 && t) zero = *t;
-  };
-  hooks.on_tick = [&](const std::vector<pid_t>&) {
-    if (zero < 0) return;
-    if (const auto e = switched ? stack_failure.flip_due(hw::unix_now_s() - zero) : std::nullopt) {
-      hw::append_event(log, hw::unix_now_s(), *e);
-      fmt::print(stderr, "launch: applying {} at {:.3f} s ({})\n", e->kind, e->t_s, e->detail);
-    }
-  };
+  if (switched)
+    hooks = faults_on_rank0_clock(log, [&](double t_s, const std::vector<pid_t>&, const auto& note) {
+      if (const auto e = stack_failure.flip_due(t_s)) note(*e);
+    });
   std::vector<std::vector<int>> inherit(cluster.world());
   inherit[0] = ports.fds;
   return hw::run_ranks(commands, o.timeout_s, o.dry_run, hooks, secret.empty() ? "" : secret + "\n", inherit);

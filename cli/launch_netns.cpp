@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli/rank_launch.hpp"
 #include "cli/run_report.hpp"
 #include "engine/error.hpp"
 #include "hw/launcher.hpp"
@@ -83,37 +84,20 @@ int launch_netns(const NetnsLaunch& o) {
   const std::string secret = hw::make_cluster_secret();  // on each rank's stdin, never a command line
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < world; ++r) {
-    std::vector<std::string> node{hw::self_executable(),
-                                  "node",
-                                  "--rank",
-                                  std::to_string(r),
-                                  "--cluster",
-                                  cluster,
-                                  o.scenario,
-                                  "--out",
-                                  out,
-                                  "--applied-faults",
-                                  log,
-                                  "--secret-stdin"};
-    for (const auto& c : o.cards) node.insert(node.end(), {"--card", c});
+    std::vector<std::string> node = node_argv(r, cluster, o.scenario, out, o.cards);
+    node.insert(node.end(), {"--applied-faults", log, "--secret-stdin", "--add-latency"});
     node.insert(node.end(), {"--card", card});  // last: it replaces the scenario's link card
     commands.push_back(hw::rank_command(spec, r, mesh.exec_prefix(), node));
   }
 
-  hw::NetnsFaults faults(l.scenario, mesh, rate_bps);
-  double zero = -1;
-  hw::LaunchHooks hooks;
-  hooks.on_line = [&](int, const std::string& line) {
-    if (const auto t = hw::run_clock_zero(line); zero < 0 && t) zero = *t;
-  };
-  hooks.on_tick = [&](const std::vector<pid_t>& pids) {
-    if (zero < 0) return;
-    faults.apply_due(hw::unix_now_s() - zero, pids, [&](const engine::RunEvent& e) {
-      hw::append_event(log, hw::unix_now_s(), e);
-      fmt::print(stderr, "launch: applying {} {} at {:.3f} s ({})\n", e.kind, e.target, e.t_s, e.detail);
-    });
-    faults.end_endless_hangs(pids);
-  };
+  std::vector<double> boot_s;
+  for (const auto& n : l.scenario.nodes) boot_s.push_back(l.catalog.hardware(n.hardware).boot_s);
+  hw::NetnsFaults faults(l.scenario, mesh, rate_bps, boot_s);
+  hw::LaunchHooks hooks = faults_on_rank0_clock(log, [&](double t_s, const std::vector<pid_t>& pids, const auto& note) {
+    faults.apply_due(t_s, pids, note);
+    faults.end_left_out(pids);
+  });
+  hooks.restart = [&] { return faults.take_restarts(); };
   const int status = hw::run_ranks(commands, o.timeout_s, false, hooks, secret + "\n");
   fmt::print(stderr,
              "launch: simulated twin: meshinfer run {} --card {} --out {}/sim; then meshinfer compare "

@@ -24,6 +24,7 @@ struct NodeOptions {
   std::vector<std::string> cards;
   bool busy_wait = false;
   bool secret_stdin = false;
+  bool add_latency = false;
   double bootstrap_timeout_s = 60;
   std::vector<int> listen_fds;
 };
@@ -47,10 +48,15 @@ int node(const NodeOptions& o) {
       o.bootstrap_timeout_s, o.busy_wait,
       [&](const std::string& what) { fmt::print(stderr, "rank {}: refused {}\n", o.rank, what); }, o.listen_fds};
   double zero_unix = 0;
-  hw::NodeOutcome outcome = hw::run_node_process(cluster, o.rank, transport, setup, [&](double zero) {
-    zero_unix = zero;
-    fmt::print(stderr, "rank {}: joined a world of {}; run clock zero at unix {:.6f}\n", o.rank, cluster.world(), zero);
-  });
+  const auto delays = o.add_latency ? engine::added_latencies(l.scenario, o.rank) : std::vector<engine::AddedLatency>{};
+  hw::NodeOutcome outcome = hw::run_node_process(
+      cluster, o.rank, transport, setup,
+      [&](double zero) {
+        zero_unix = zero;
+        fmt::print(stderr, "rank {}: joined a world of {}; run clock zero at unix {:.6f}\n", o.rank, cluster.world(),
+                   zero);
+      },
+      delays);
   const std::string& error = outcome.result.nodes[o.rank].error;
   if (!error.empty()) fmt::print(stderr, "rank {}: {}\n", o.rank, error);
   if (!outcome.reporter) return 0;
@@ -76,6 +82,9 @@ void add_node_command(CLI::App& app, int& status) {
   cmd->add_flag("--busy-wait", o->busy_wait, "spin through the end of each modelled op (needs a spare core per rank)");
   cmd->add_option("--applied-faults", o->applied_faults,
                   "the launcher's log of faults it applied (launch --netns), added to the report");
+  cmd->add_flag("--add-latency", o->add_latency,
+                "delay this rank's messages over a cable by the latency the scenario's link-degrade faults add, "
+                "while they last (launch --netns)");
   cmd->add_option("--bootstrap-timeout", o->bootstrap_timeout_s, "seconds to wait for every rank to join");
   cmd->add_flag("--secret-stdin", o->secret_stdin, "read the cluster's secret from standard input (launch's way)");
   cmd->add_option("--listen-fds", o->listen_fds,

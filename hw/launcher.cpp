@@ -109,8 +109,9 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
   std::vector<pid_t> pids(n, -1);
   std::vector<Stream> streams;
   pid_t group = 0;
-  std::fflush(nullptr);
-  for (int r = 0; r < n; ++r) {
+  // Starts rank r's process (again, for a restart: its inherited descriptors are closed by then).
+  const auto start = [&](int r) {
+    std::fflush(nullptr);
     int out[2], err[2], in[2] = {-1, -1};
     pipe_cloexec(out);
     pipe_cloexec(err);
@@ -131,7 +132,7 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
       if (in[0] >= 0) ::dup2(in[0], STDIN_FILENO);
       ::dup2(out[1], STDOUT_FILENO);
       ::dup2(err[1], STDERR_FILENO);
-      if (r < static_cast<int>(inherit.size()))
+      if (r < static_cast<int>(inherit.size()) && pids[r] < 0)
         for (int fd : inherit[r]) ::fcntl(fd, F_SETFD, 0);  // kept across exec, unlike every other
       std::vector<char*> args;
       for (const auto& a : argvs[r]) args.push_back(const_cast<char*>(a.c_str()));
@@ -142,6 +143,7 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
     }
     ::setpgid(pid, group);  // also here, so no signal can race the child's own call
     if (group == 0) group = pid;
+    const bool again = pids[r] >= 0;
     pids[r] = pid;
     ::close(out[1]);
     ::close(err[1]);
@@ -149,8 +151,9 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
     const std::string prefix = "[rank " + std::to_string(r) + "] ";
     streams.push_back({out[0], stdout, r, &hooks, prefix, {}, capture ? &result.output[r] : nullptr});
     streams.push_back({err[0], stderr, r, &hooks, prefix, {}, capture ? &result.errors[r] : nullptr});
-    if (!capture) std::fprintf(stderr, "launch: rank %d is pid %d\n", r, pid);
-  }
+    if (!capture) std::fprintf(stderr, "launch: rank %d is pid %d%s\n", r, pid, again ? " (started again)" : "");
+  };
+  for (int r = 0; r < n; ++r) start(r);
   std::fflush(stderr);
   for (const auto& fds : inherit)
     for (int fd : fds) ::close(fd);
@@ -178,6 +181,13 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
         if (result.status[r] >= 0) live[r] = -1;
       hooks.on_tick(live);
     }
+    if (hooks.restart)
+      for (int r : hooks.restart())
+        if (result.status.at(r) >= 0) {
+          start(r);
+          result.status[r] = -1;
+          ++running;
+        }
     if (g_interrupted || std::chrono::steady_clock::now() >= deadline) {
       result.interrupted = g_interrupted;
       result.timed_out = !g_interrupted;

@@ -20,10 +20,13 @@ struct LaunchResult {
   std::vector<std::string> output, errors;  // by rank: stdout and stderr, when captured
 };
 
-// What a caller watches while the ranks run (both optional).
+// What a caller watches while the ranks run (all optional).
 struct LaunchHooks {
   std::function<void(int rank, const std::string& line)> on_line;  // each line a rank printed, unprefixed
   std::function<void(const std::vector<pid_t>& pids)> on_tick;  // every ~10 ms while any rank runs; -1 for an ended one
+  // After each tick: ranks to start again now with their first command (a
+  // restarted node). One whose process still runs is not started twice.
+  std::function<std::vector<int>()> restart;
 };
 
 // `inherit[r]`: descriptors rank r's process keeps across exec (every other

@@ -2,11 +2,16 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
+#include <utility>
+
+#include "hw/netns_mesh.hpp"
 
 namespace hw {
 
@@ -23,12 +28,11 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
   for (std::size_t i = 0; i < s.faults.size(); ++i) {
     const engine::FaultSpec& f = s.faults[i];
     std::string why;
-    if (f.kind == FaultKind::kLinkDegrade && f.added_latency_s > 0)
-      why = "added latency needs netem, which this kernel may lack, and no delaying runtime exists yet";
-    else if (f.kind == FaultKind::kNodeSlow)
-      why = "slowing a rank needs a cgroup CPU quota, not applied yet";
-    else if (f.kind == FaultKind::kNodeRestart || f.kind == FaultKind::kTcpInstability)
-      why = "a restarted rank cannot rejoin a real run yet";
+    if (f.kind == FaultKind::kNodeSlow) {
+      if (const std::string no = CpuQuota::unavailable_reason(); !no.empty())
+        why = "slowing a rank needs a cgroup CPU quota: " + no;
+    } else if (f.kind == FaultKind::kTcpInstability)
+      why = "the two nodes it reboots are drawn by the simulator's seed, not shared with the launcher yet";
     else if (f.kind == FaultKind::kRdmaStackFailure)
       why = "launch --netns does not fail an RDMA stack yet; launch --local N --rdma-device does (softrdma's switch)";
     if (!why.empty()) return Refusal{fmt::format("/faults/{}/kind", i), engine::to_string(f.kind) + ": " + why};
@@ -63,8 +67,14 @@ std::vector<engine::RunEvent> read_events(const std::string& path, double zero_u
   return events;
 }
 
-NetnsFaults::NetnsFaults(const engine::Scenario& s, NetnsMesh& mesh, double rate_bps)
-    : mesh_(mesh), rate_bps_(rate_bps), deadline_s_(s.deadline_s), stopped_(s.nodes.size(), false) {
+NetnsFaults::NetnsFaults(const engine::Scenario& s, CableSwitch& cables, double rate_bps, std::vector<double> boot_s)
+    : cables_(cables),
+      rate_bps_(rate_bps),
+      deadline_s_(s.deadline_s),
+      cpu_share_(std::max(1u, std::thread::hardware_concurrency()) / static_cast<double>(s.nodes.size())),
+      boot_s_(std::move(boot_s)),
+      stopped_(s.nodes.size(), false),
+      restarted_(s.nodes.size(), false) {
   for (const engine::FaultSpec& f : s.faults) add(f);
   std::stable_sort(steps_.begin(), steps_.end(), [](const Step& x, const Step& y) { return x.at_s < y.at_s; });
 }
@@ -72,35 +82,54 @@ NetnsFaults::NetnsFaults(const engine::Scenario& s, NetnsMesh& mesh, double rate
 // The steps of one fault, noted as sim/fault_injector.cpp notes them.
 void NetnsFaults::add(const engine::FaultSpec& f) {
   const std::string kind = engine::to_string(f.kind);
-  const auto step = [&](double at, Op op, const std::string& k, const std::string& detail, double factor = 1) {
-    steps_.push_back({at, op, f.node, f.peer, factor, {0, k, k.empty() ? "" : f.target, detail}});
+  const auto step = [&](double at, Op op, const std::string& k, const std::string& detail, double factor = 1,
+                        Change change = Change::kHold) {
+    steps_.push_back({at, op, f.node, f.peer, change, factor, {0, k, k.empty() ? "" : f.target, detail}});
+  };
+  const auto cable = [&](double at, Change change, const std::string& k, const std::string& detail) {
+    step(at, Op::kCable, k, detail, 1, change);
   };
   const double until = f.at_s + f.duration_s;
   switch (f.kind) {
     case FaultKind::kLinkDown:
-      step(f.at_s, Op::kLinkDown, kind, "cable unplugged");
-      if (f.duration_s > 0) step(until, Op::kLinkUp, to_string(FaultKind::kLinkUp), "cable back");
+      cable(f.at_s, Change::kHold, kind, "cable unplugged");
+      if (f.duration_s > 0) cable(until, Change::kRelease, to_string(FaultKind::kLinkUp), "cable back");
       break;
     case FaultKind::kLinkUp:
-      step(f.at_s, Op::kLinkUp, kind, "cable back");
+      cable(f.at_s, Change::kReplug, kind, "cable back");
       break;
     case FaultKind::kLinkDegrade:
-      step(f.at_s, Op::kShape, kind, fmt::format("bandwidth x{}, latency +{} s", f.factor, f.added_latency_s),
+      step(f.at_s, Op::kShape, kind,
+           fmt::format("bandwidth x{} (tbf on both veths), latency +{} s (each end's rank holds what it sends)",
+                       f.factor, f.added_latency_s),
            f.factor);
       if (f.duration_s > 0) step(until, Op::kShape, "link-restored", "full bandwidth and latency", 1);
       break;
     case FaultKind::kLinkFlap: {
       const double end = f.duration_s > 0 ? until : deadline_s_;
-      step(f.at_s, Op::kLinkDown, kind, fmt::format("down {:.0f}% of every {} s", 100 * f.duty, f.period_s));
+      cable(f.at_s, Change::kHold, kind, fmt::format("down {:.0f}% of every {} s", 100 * f.duty, f.period_s));
       for (double t = f.at_s;; t += f.period_s) {
-        if (t > f.at_s) step(t, Op::kLinkDown, "", "");
-        step(t + f.duty * f.period_s, Op::kLinkUp, "", "");
+        if (t > f.at_s) cable(t, Change::kHold, "", "");
+        cable(t + f.duty * f.period_s, Change::kRelease, "", "");
         if (t + 2 * f.period_s > end) break;
       }
       break;
     }
     case FaultKind::kNodeCrash:
       step(f.at_s, Op::kKill, kind, "power lost");
+      break;
+    case FaultKind::kNodeSlow:
+      step(f.at_s, Op::kThrottle, kind,
+           fmt::format("compute at x{} speed (thermal throttling; a cgroup CPU quota of {:.3g} CPU, x{} of the "
+                       "rank's share of this machine's {} cores)",
+                       f.factor, f.factor * cpu_share_, f.factor, std::thread::hardware_concurrency()),
+           f.factor);
+      if (f.duration_s > 0) step(until, Op::kThrottle, "node-speed-restored", "full speed", 1);
+      break;
+    case FaultKind::kNodeRestart:  // noted as sim/fault_injector.cpp's restart notes it
+      step(f.at_s, Op::kKill, to_string(FaultKind::kNodeCrash), "restarted");
+      step(f.at_s + boot_s_.at(f.node), Op::kRestart, "node-up",
+           "booted; its rank started again, which the instance does not re-admit");
       break;
     case FaultKind::kNodeHang:
       step(f.at_s, Op::kStop, kind, "alive but silent");
@@ -122,12 +151,13 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
     }
     const pid_t pid = pids.at(s.a);
     switch (s.op) {
-      case Op::kLinkDown:
-      case Op::kLinkUp:
-        mesh_.set_link_up(s.a, s.b, s.op == Op::kLinkUp);
+      case Op::kCable:
+        // launch --netns refuses rdma-stack-failure: no stack fails here.
+        cables_.set_link_up(
+            s.a, s.b, holds_.change(fmt::format("{}-{}", std::min(s.a, s.b), std::max(s.a, s.b)), s.change, false));
         break;
       case Op::kShape:
-        mesh_.shape_link(s.a, s.b, cable_tbf(rate_bps_ * s.factor));
+        cables_.shape_link(s.a, s.b, cable_tbf(rate_bps_ * s.factor));
         break;
       case Op::kKill:
       case Op::kStop:
@@ -135,16 +165,29 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
         if (pid > 0) ::kill(pid, s.op == Op::kKill ? SIGKILL : s.op == Op::kStop ? SIGSTOP : SIGCONT);
         stopped_[s.a] = s.op == Op::kStop;
         break;
+      case Op::kThrottle: {
+        if (pid <= 0) break;
+        auto& quota = quotas_[s.a];
+        if (!quota) quota = std::make_unique<CpuQuota>(fmt::format("meshinfer-{}-rank{}", ::getpid(), s.a));
+        quota->limit(pid, s.factor < 1 ? s.factor * cpu_share_ : 0);
+        break;
+      }
+      case Op::kRestart:
+        restarts_.push_back(s.a);
+        restarted_[s.a] = true;
+        break;
     }
   }
 }
 
-void NetnsFaults::end_endless_hangs(const std::vector<pid_t>& pids) {
-  if (next_ < steps_.size()) return;  // a SIGCONT may still be due
+std::vector<int> NetnsFaults::take_restarts() { return std::exchange(restarts_, {}); }
+
+void NetnsFaults::end_left_out(const std::vector<pid_t>& pids) {
   for (std::size_t r = 0; r < pids.size(); ++r)
-    if (pids[r] > 0 && !stopped_[r]) return;
+    if (pids[r] > 0 && !stopped_[r] && !restarted_[r]) return;  // a rank of the run still runs
+  const bool steps_left = next_ < steps_.size();                // a SIGCONT may still be due
   for (std::size_t r = 0; r < pids.size(); ++r)
-    if (pids[r] > 0) ::kill(pids[r], SIGKILL);
+    if (pids[r] > 0 && (restarted_[r] || !steps_left)) ::kill(pids[r], SIGKILL);
 }
 
 }  // namespace hw

@@ -1,20 +1,29 @@
 // A scenario's faults applied to a real run on a NetnsMesh, at their times on
 // the run's clock: a cable's veths down and up (link-down, link-up, link-flap),
-// its tbf rate scaled (link-degrade), a rank's process killed (node-crash) or
-// stopped and continued (node-hang). Each applied fault is an event as the
-// simulator notes it, at the real time it was applied.
+// its tbf rate scaled (link-degrade; its added latency is the ranks' own, see
+// engine::DelayedRuntime), a rank's process killed (node-crash), stopped and
+// continued (node-hang), held to a CPU quota (node-slow, hw::CpuQuota), or
+// killed and, once booted, started again (node-restart; the instance does not
+// re-admit it, as in simulation: its bootstrap is over). A cable comes back
+// only when the last fault holding it down ends (engine::CableHolds, the
+// simulator's rule). Each applied fault is an event as the simulator notes it,
+// at the real time it was applied.
 #pragma once
 
 #include <sys/types.h>
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/cable_holds.hpp"
 #include "engine/events.hpp"
 #include "engine/scenario.hpp"
-#include "hw/netns_mesh.hpp"
+#include "hw/cable_switch.hpp"
+#include "hw/cpu_quota.hpp"
 
 namespace hw {
 
@@ -40,34 +49,47 @@ double unix_now_s();
 
 class NetnsFaults {
  public:
-  // REQUIRES: !netns_refusal(s); `rate_bps` the rate every cable is shaped to.
-  NetnsFaults(const engine::Scenario& s, NetnsMesh& mesh, double rate_bps);
+  // REQUIRES: !netns_refusal(s); `rate_bps` the rate every cable is shaped to;
+  // `cables` (a NetnsMesh) outlives this; `boot_s` by rank, how long a
+  // restarted node takes to boot (its hardware card's), when `s` restarts one.
+  NetnsFaults(const engine::Scenario& s, CableSwitch& cables, double rate_bps, std::vector<double> boot_s = {});
 
   // Applies every step due by `t_s` on the run's clock to the ranks' processes
   // (`pids` by rank, -1 for one that ended). `note` gets each step's event
   // before the step is carried out, so a rank that sees the fault's effect
   // finds it logged.
   void apply_due(double t_s, const std::vector<pid_t>& pids, const std::function<void(const engine::RunEvent&)>& note);
-  // Kills the ranks a hang without end stopped once every other rank has
-  // ended (as a node that never answers again is, to the rest, a dead one).
-  void end_endless_hangs(const std::vector<pid_t>& pids);
+  // The ranks booted since the last call, to be started again (LaunchHooks::restart).
+  std::vector<int> take_restarts();
+  // Once every other rank has ended, kills the ranks that cannot end on their
+  // own: one started again after a restart (no instance admits it), and, when
+  // no step is left, one a hang without end stopped (as a node that never
+  // answers again is, to the rest, a dead one).
+  void end_left_out(const std::vector<pid_t>& pids);
 
  private:
-  enum class Op { kLinkDown, kLinkUp, kShape, kKill, kStop, kContinue };
+  enum class Op { kCable, kShape, kKill, kStop, kContinue, kThrottle, kRestart };
+  using Change = engine::CableHolds::Change;
   struct Step {
     double at_s;
     Op op;
     int a, b;                // ranks (b: the cable's other end)
-    double factor;           // kShape: the fraction of the rate kept
+    Change change;           // kCable: up only as engine::CableHolds rules
+    double factor;           // kShape, kThrottle: the fraction of the rate or of one CPU kept
     engine::RunEvent event;  // noted when applied; kind empty: not noted (a flap's later cycles)
   };
   void add(const engine::FaultSpec& f);
 
-  NetnsMesh& mesh_;
+  CableSwitch& cables_;
+  engine::CableHolds holds_;
   double rate_bps_, deadline_s_;
+  double cpu_share_;  // CPUs per rank on this machine: what a node-slow's factor scales
+  std::vector<double> boot_s_;
   std::vector<Step> steps_;  // by time once built
   std::size_t next_ = 0;
-  std::vector<bool> stopped_;  // by rank
+  std::vector<bool> stopped_, restarted_;            // by rank
+  std::vector<int> restarts_;                        // booted, not started yet
+  std::map<int, std::unique_ptr<CpuQuota>> quotas_;  // by rank, made at its first node-slow
 };
 
 }  // namespace hw

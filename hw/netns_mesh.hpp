@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "hw/cable_switch.hpp"
+
 namespace hw {
 
 // What one shaped veth pair carries on this 2-core machine, with four ranks
@@ -22,14 +24,14 @@ inline constexpr double kCableRateBps = 50e6;
 // message leaves at the rate, not at once up to a bucket's worth.
 std::string cable_tbf(double rate_bps);
 
-class NetnsMesh {
+class NetnsMesh : public CableSwitch {
  public:
   // Why a mesh cannot be built here ("" when it can): not root, no `ip`, no netns.
   static std::string unavailable_reason();
 
   // `tbf`: tc tbf parameters for every veth, e.g. "rate 100mbit burst 1600 latency 200ms"; empty: unshaped.
   NetnsMesh(int n, const std::string& tbf = "");
-  ~NetnsMesh();
+  ~NetnsMesh() override;
   NetnsMesh(const NetnsMesh&) = delete;
   NetnsMesh& operator=(const NetnsMesh&) = delete;
 
@@ -42,10 +44,10 @@ class NetnsMesh {
   // its veth towards k, as softrdma names it (rdma_v<k>).
   nlohmann::json cluster(int port, bool rdma = false) const;
 
-  // Both ends of the cable between ranks a and b down or up. Throws when `ip` fails.
-  void set_link_up(int a, int b, bool up);
-  // Both ends of that cable shaped by `tbf` instead (empty: unshaped). Throws when `tc` fails.
-  void shape_link(int a, int b, const std::string& tbf);
+  // Throws when `ip` fails.
+  void set_link_up(int a, int b, bool up) override;
+  // Throws when `tc` fails.
+  void shape_link(int a, int b, const std::string& tbf) override;
 
  private:
   void start_guard();

@@ -75,7 +75,8 @@ void gather(engine::Runtime& rt, engine::RunResult& out) {
 }  // namespace
 
 NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const TransportOptions& transport,
-                             const engine::EngineSetup& setup, const JoinedFn& joined) {
+                             const engine::EngineSetup& setup, const JoinedFn& joined,
+                             const std::vector<engine::AddedLatency>& delays) {
   const int world = cluster.world();
   if (static_cast<int>(setup.scenario.nodes.size()) != world)
     throw engine::InputError(cluster.file, "",
@@ -99,6 +100,7 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
   const auto zero = std::chrono::steady_clock::now();
   if (joined) joined(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
   SharedClockRuntime rt(*data, zero), heartbeat_rt(*beats, zero);
+  engine::DelayedRuntime delayed(rt, delays);
 
   NodeOutcome outcome;
   engine::RunResult& out = outcome.result;
@@ -108,19 +110,21 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
   std::exception_ptr beats_failed;
   std::thread heartbeats([&] {
     try {
-      engine::run_heartbeats(heartbeat_rt, liveness);
+      engine::DelayedRuntime delayed_beats(heartbeat_rt, delays);
+      engine::run_heartbeats(delayed_beats, liveness);
     } catch (...) {
       beats_failed = std::current_exception();
     }
   });
   try {
-    engine::run_node(rt, liveness, setup, out);  // ends the heartbeat loop when it returns
+    engine::run_node(delayed, liveness, setup, out);  // ends the heartbeat loop when it returns
   } catch (...) {
     liveness.leave();
     heartbeats.join();
     throw;
   }
   heartbeats.join();
+  delayed.flush();  // the results below go straight to the reporter, behind this node's last messages
   if (beats_failed) std::rethrow_exception(beats_failed);
   for (const std::string& what : refused)
     out.events.push_back({0, "refused", setup.scenario.nodes[rank].name, "refused " + what});

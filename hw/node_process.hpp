@@ -7,6 +7,7 @@
 
 #include <functional>
 
+#include "engine/delayed_runtime.hpp"
 #include "engine/executor.hpp"
 #include "hw/cluster.hpp"
 #include "hw/transport.hpp"
@@ -23,8 +24,11 @@ struct NodeOutcome {
 // after that zero, so a unix time put on the run's clock is never late.
 using JoinedFn = std::function<void(double clock_zero_unix_s)>;
 
+// `delays`: latency added to this rank's messages (data and heartbeats), as a
+// degraded cable's where the kernel cannot add it (engine::DelayedRuntime).
 // REQUIRES: setup.scenario has as many nodes as the cluster has hosts.
 NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const TransportOptions& transport,
-                             const engine::EngineSetup& setup, const JoinedFn& joined = {});
+                             const engine::EngineSetup& setup, const JoinedFn& joined = {},
+                             const std::vector<engine::AddedLatency>& delays = {});
 
 }  // namespace hw

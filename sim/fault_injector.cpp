@@ -51,11 +51,10 @@ void FaultInjector::start() {
   }
 }
 
-void FaultInjector::hold_cable(const engine::FaultSpec& f, int change) {
-  int& holds = holds_[cable_link_name(sim_.platform(), f.node, f.peer)];
-  holds = std::max(0, holds + change);
+void FaultInjector::hold_cable(const engine::FaultSpec& f, engine::CableHolds::Change change) {
+  const std::string name = cable_link_name(sim_.platform(), f.node, f.peer);
   const bool rdma = !sim_.platform().wire_between(f.node, f.peer)->card.switched;
-  set_links(cable(sim_.platform(), f), holds == 0 && !(rdma && rdma_failed_));
+  set_links(directions(name), holds_.change(name, change, rdma));
 }
 
 void FaultInjector::update_speed(int node) { sim_.speed()[node] = hangs_[node] > 0 ? 0.0 : throttle_[node]; }
@@ -75,14 +74,15 @@ void FaultInjector::restart(int node, const std::string& cause) {
 
 void FaultInjector::apply(const engine::FaultSpec& f) {
   using engine::FaultKind;
+  using Change = engine::CableHolds::Change;
   const std::string& target = f.target;
   const std::string kind = engine::to_string(f.kind);
   if (f.kind == FaultKind::kLinkDown || f.kind == FaultKind::kLinkUp) {
     const bool up = f.kind == FaultKind::kLinkUp;
-    hold_cable(f, up ? kReplugged : 1);
+    hold_cable(f, up ? Change::kReplug : Change::kHold);
     note(kind, target, up ? "cable back" : "cable unplugged");
     if (!up && wait_out(f)) {
-      hold_cable(f, -1);
+      hold_cable(f, Change::kRelease);
       note(engine::to_string(FaultKind::kLinkUp), target, "cable back");
     }
   } else if (f.kind == FaultKind::kLinkDegrade) {
@@ -98,9 +98,9 @@ void FaultInjector::apply(const engine::FaultSpec& f) {
     const double end = f.duration_s > 0 ? f.at_s + f.duration_s : s_.deadline_s;
     note(kind, target, fmt::format("down {:.0f}% of every {} s", 100 * f.duty, f.period_s));
     while (sg4::Engine::get_clock() + f.period_s <= end) {
-      hold_cable(f, 1);
+      hold_cable(f, Change::kHold);
       sg4::this_actor::sleep_for(f.duty * f.period_s);
-      hold_cable(f, -1);
+      hold_cable(f, Change::kRelease);
       sg4::this_actor::sleep_for((1 - f.duty) * f.period_s);
     }
   } else if (f.kind == FaultKind::kNodeCrash) {
@@ -128,7 +128,7 @@ void FaultInjector::apply(const engine::FaultSpec& f) {
     }
   } else if (f.kind == FaultKind::kRdmaStackFailure) {
     // macOS 26.2: every RDMA link on every node is unusable until all nodes restart.
-    rdma_failed_ = true;
+    holds_.fail_rdma_stack();
     for (const Wire& w : sim_.platform().wires)
       if (!w.card.switched) set_links(directions(cable_link_name(sim_.platform(), w.a, w.b)), false);
     note(kind, "", "every RDMA cable unusable until the whole cluster restarts");

@@ -3,11 +3,10 @@
 // fabric fails as a whole. Runs as an actor on the control host.
 #pragma once
 
-#include <limits>
-#include <map>
 #include <string>
 #include <vector>
 
+#include "engine/cable_holds.hpp"
 #include "engine/catalog.hpp"
 #include "engine/events.hpp"
 #include "engine/scenario.hpp"
@@ -37,21 +36,16 @@ class FaultInjector {
   // A node computes at its throttle, and not at all while any hang on it lasts
   // (hangs may overlap: the node answers again when the last one ends).
   void update_speed(int node);
-  // Faults may hold one cable down at once (a link-down, a flap's down phase):
-  // it carries traffic again only when none does, and an RDMA cable never
-  // after the RDMA stack failed. `change`: +1 holds, -1 releases, kReplugged
-  // (a link-up) releases every hold.
-  void hold_cable(const engine::FaultSpec& f, int change);
-  static constexpr int kReplugged = -std::numeric_limits<int>::max();
+  // Turns the fault's cable on or off as engine::CableHolds rules after `change`.
+  void hold_cable(const engine::FaultSpec& f, engine::CableHolds::Change change);
 
   const engine::Scenario& s_;
   const engine::Catalog& catalog_;
   Simulation& sim_;
   std::vector<engine::RunEvent>& log_;
-  std::vector<int> hangs_;            // per node: hangs in progress
-  std::vector<double> throttle_;      // per node: the speed factor a node-slow left
-  std::map<std::string, int> holds_;  // per SimGrid cable link: faults holding it down
-  bool rdma_failed_ = false;
+  std::vector<int> hangs_;        // per node: hangs in progress
+  std::vector<double> throttle_;  // per node: the speed factor a node-slow left
+  engine::CableHolds holds_;      // per SimGrid cable link
 };
 
 // The SimGrid link that carries the cable between nodes a and b.

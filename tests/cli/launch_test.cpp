@@ -167,15 +167,19 @@ TEST(Launch, ClusterOfTheWrongSizeIsRefusedBeforeStarting) {
 // anything is built (so without root too), with the file, JSON path and reason.
 TEST(Launch, NetnsRefusesWhatRealProcessesCannotDoWithTheReason) {
   const std::string ci = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/ci/";
+  const std::string dir = testsupport::fresh_dir("netns-refused");
+  nlohmann::json unstable = nlohmann::json::parse(testsupport::read_file(ci + "node-slow.json"));
+  unstable.erase("$schema");
+  unstable["faults"][0] = {{"at_s", 0.5}, {"kind", "tcp-instability"}};
   const std::vector<std::pair<std::string, std::string>> refused = {
-      {"link-down-reroute.json", "/recovery/policy: reroute: the TCP transport cannot relay"},
-      {"rdma-failure-fallback.json", "/recovery/policy: fallback: the netns mesh has no secondary network"},
-      {"node-slow.json", "/faults/0/kind: node-slow: slowing a rank needs a cgroup CPU quota"}};
+      {ci + "link-down-reroute.json", "/recovery/policy: reroute: the TCP transport cannot relay"},
+      {ci + "rdma-failure-fallback.json", "/recovery/policy: fallback: the netns mesh has no secondary network"},
+      {testsupport::write_json(dir, "tcp-instability", unstable),
+       "/faults/0/kind: tcp-instability: the two nodes it reboots are drawn by the simulator's seed"}};
   for (const auto& [file, reason] : refused) {
-    const auto r = testsupport::run_cli("launch " + ci + file + " --netns --out " +
-                                        testsupport::fresh_dir("netns-refused") + "/out");
+    const auto r = testsupport::run_cli("launch " + file + " --netns --out " + dir + "/out");
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find(ci + file + ": " + reason), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(file + ": " + reason), std::string::npos) << r.output;
   }
 }
 

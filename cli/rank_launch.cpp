@@ -1,0 +1,36 @@
+#include "cli/rank_launch.hpp"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "hw/netns_faults.hpp"
+#include "hw/platform.hpp"
+
+namespace cli {
+
+std::vector<std::string> node_argv(int r, const std::string& cluster, const std::string& scenario,
+                                   const std::string& out, const std::vector<std::string>& cards) {
+  std::vector<std::string> node{
+      hw::self_executable(), "node", "--rank", std::to_string(r), "--cluster", cluster, scenario, "--out", out};
+  for (const auto& card : cards) node.insert(node.end(), {"--card", card});
+  return node;
+}
+
+hw::LaunchHooks faults_on_rank0_clock(const std::string& log, ApplyDue apply) {
+  auto zero = std::make_shared<double>(-1);  // rank 0's run clock zero, in unix seconds
+  hw::LaunchHooks hooks;
+  hooks.on_line = [zero](int rank, const std::string& line) {
+    if (const auto t = hw::run_clock_zero(line); rank == 0 && *zero < 0 && t) *zero = *t;
+  };
+  hooks.on_tick = [zero, log, apply = std::move(apply)](const std::vector<pid_t>& pids) {
+    if (*zero < 0) return;
+    apply(hw::unix_now_s() - *zero, pids, [&](const engine::RunEvent& e) {
+      hw::append_event(log, hw::unix_now_s(), e);
+      fmt::print(stderr, "launch: applying {} {} at {:.3f} s ({})\n", e.kind, e.target, e.t_s, e.detail);
+    });
+  };
+  return hooks;
+}
+
+}  // namespace cli

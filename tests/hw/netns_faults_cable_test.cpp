@@ -1,0 +1,93 @@
+// The launcher's cable steps, recorded without namespaces: a cable held down
+// by overlapping faults comes back only when the last one ends, as in the
+// simulator (both follow engine::CableHolds).
+#include <gtest/gtest.h>
+
+#include <utility>
+
+#include "hw/netns_faults.hpp"
+
+namespace {
+
+using engine::FaultKind;
+
+struct Recorder : hw::CableSwitch {
+  std::vector<std::pair<double, bool>> states;  // (run time, up) of cable 0-1
+  double now = 0;
+  void set_link_up(int, int, bool up) override { states.push_back({now, up}); }
+  void shape_link(int, int, const std::string&) override {}
+};
+
+engine::Scenario two_nodes(std::vector<engine::FaultSpec> faults) {
+  engine::Scenario s;
+  s.nodes.resize(2);
+  s.deadline_s = 30;
+  s.faults = std::move(faults);
+  return s;
+}
+
+engine::FaultSpec on_cable(FaultKind kind, double at_s, double duration_s) {
+  engine::FaultSpec f;
+  f.kind = kind;
+  f.at_s = at_s;
+  f.duration_s = duration_s;
+  f.target = "m1-m2";
+  f.node = 0;
+  f.peer = 1;
+  return f;
+}
+
+// Runs the launcher's clock in 10 ms ticks up to `until_s`.
+Recorder run(const engine::Scenario& s, double until_s) {
+  Recorder cables;
+  hw::NetnsFaults faults(s, cables, 50e6);
+  for (int tick = 0; tick <= until_s * 100; ++tick) {
+    cables.now = tick / 100.0;
+    faults.apply_due(cables.now, {-1, -1}, [](const engine::RunEvent&) {});
+  }
+  return cables;
+}
+
+engine::FaultSpec flap(double at_s, double duration_s) {
+  engine::FaultSpec f = on_cable(FaultKind::kLinkFlap, at_s, duration_s);
+  f.period_s = 0.4;
+  f.duty = 0.5;
+  return f;
+}
+
+TEST(NetnsFaultsCable, AFlapInsideALongerLinkDownLeavesTheCableDownUntilTheLinkDownEnds) {
+  const Recorder cables = run(two_nodes({on_cable(FaultKind::kLinkDown, 1, 3), flap(1.5, 1.2)}), 6);
+  ASSERT_FALSE(cables.states.empty());
+  for (const auto& [t, up] : cables.states)
+    if (t < 4) {
+      EXPECT_FALSE(up) << "cable up at " << t << " s, inside the link-down";
+    }
+  EXPECT_TRUE(cables.states.back().second);
+  EXPECT_DOUBLE_EQ(cables.states.back().first, 4);
+}
+
+TEST(NetnsFaultsCable, ALinkDownLongerThanAFlapKeepsTheCableDownAfterTheFlapEnds) {
+  const Recorder cables = run(two_nodes({flap(1, 1.2), on_cable(FaultKind::kLinkDown, 1.1, 3)}), 6);
+  for (const auto& [t, up] : cables.states)
+    if (t >= 1.1 && t < 4.1) {
+      EXPECT_FALSE(up) << "cable up at " << t << " s, inside the link-down";
+    }
+  EXPECT_TRUE(cables.states.back().second);
+  EXPECT_DOUBLE_EQ(cables.states.back().first, 4.1);
+}
+
+TEST(NetnsFaultsCable, ALinkUpReplugsTheCableWhateverHeldItDown) {
+  const Recorder cables = run(two_nodes({on_cable(FaultKind::kLinkDown, 1, 0), on_cable(FaultKind::kLinkDown, 1.5, 3),
+                                         on_cable(FaultKind::kLinkUp, 2, 0), on_cable(FaultKind::kLinkDown, 5, 0.5)}),
+                              6);
+  const std::vector<std::pair<double, bool>> expected{{1, false},
+                                                      {1.5, false},
+                                                      {2, true},
+                                                      // a hold ending after the replug releases nothing more:
+                                                      {4.5, true},
+                                                      {5, false},
+                                                      {5.5, true}};
+  EXPECT_EQ(cables.states, expected);
+}
+
+}  // namespace
