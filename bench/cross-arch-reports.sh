@@ -39,8 +39,9 @@ set(CMAKE_LIBRARY_ARCHITECTURE $triplet)
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64)
 EOF
 export PKG_CONFIG_LIBDIR="$arm/simgrid-arm64:/usr/lib/$triplet/pkgconfig:/usr/share/pkgconfig"
-[[ -f $arm/CMakeCache.txt ]] || cmake -S "$root" -B "$arm" -DCMAKE_TOOLCHAIN_FILE="$arm/toolchain.cmake" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >"$arm/configure.log"
+# Configured every time: a configure that failed earlier leaves a cache but no build files.
+cmake -S "$root" -B "$arm" -DCMAKE_TOOLCHAIN_FILE="$arm/toolchain.cmake" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "${launcher[@]}" >"$arm/configure.log" 2>&1 || { tail -30 "$arm/configure.log"; exit 2; }
 echo "cross-arch: building $arm/cli/meshinfer (aarch64) and $build/cli/meshinfer (native)"
 cmake --build "$arm" -j "$jobs" --target meshinfer >"$arm/build.log" 2>&1 || { tail -30 "$arm/build.log"; exit 2; }
 [[ -f $build/CMakeCache.txt ]] || cmake -S "$root" -B "$build" "${launcher[@]}" >/dev/null
