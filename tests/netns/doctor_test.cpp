@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hw/netns_mesh.hpp"
+#include "netns/softrdma_library.hpp"
 #include "support/cli_runner.hpp"
 #include "support/real_run.hpp"
 #include "support/skip.hpp"
@@ -159,12 +160,6 @@ TEST_F(DoctorTest, EachHostsFreeMemoryIsCheckedAgainstItsShard) {
   EXPECT_THAT(big.output, HasSubstr("GB of weights"));
 }
 
-#ifdef SOFTRDMA_LIBRARY
-constexpr const char* kSoftRdma = SOFTRDMA_LIBRARY;
-#else
-constexpr const char* kSoftRdma = "";
-#endif
-
 // The mesh's cluster file for "transport": "rdma": rank r reaches rank k through
 // softrdma's device on its veth towards k (rdma_v<k>), or `odd_one` where it names one.
 nlohmann::json rdma_cluster(const hw::NetnsMesh& mesh, int world, const std::string& odd_one = "") {
@@ -178,13 +173,13 @@ class DoctorRdmaTest : public DoctorTest {
   void SetUp() override {
     DoctorTest::SetUp();
     if (IsSkipped()) return;
-    if (std::string(kSoftRdma).empty()) SKIP_UNLESS_CI_PROVIDES(true, "softrdma is built only with the verbs headers");
+    SKIP_UNLESS_SOFTRDMA_BUILT();
   }
 
   testsupport::CliResult rdma_doctor(const hw::NetnsMesh& mesh, const nlohmann::json& cluster) {
     const std::string file = testsupport::write_json(dir_, "rdma-cluster", cluster);
     return testsupport::run_cli("doctor --no-probe --cluster " + file + " --exec-prefix '" + mesh.exec_prefix() +
-                                " env LD_PRELOAD=" + kSoftRdma + "' --timeout 60");
+                                " env LD_PRELOAD=" + testsupport::kSoftRdma + "' --timeout 60");
   }
 };
 
@@ -214,8 +209,9 @@ TEST_F(DoctorRdmaTest, ABundleHoldsTheFindingsTheProbedCardAndEachHostsRdmaConfo
   cluster["secret"] = std::string(40, 'k');
   const std::string file = testsupport::write_json(dir_, "rdma-cluster", cluster);
   const std::string bundle_file = dir_ + "/bundle.json";
-  const auto r = testsupport::run_cli("doctor --cluster " + file + " --exec-prefix '" + mesh.exec_prefix() +
-                                      " env LD_PRELOAD=" + kSoftRdma + "' --timeout 60 --bundle " + bundle_file);
+  const auto r =
+      testsupport::run_cli("doctor --cluster " + file + " --exec-prefix '" + mesh.exec_prefix() +
+                           " env LD_PRELOAD=" + testsupport::kSoftRdma + "' --timeout 60 --bundle " + bundle_file);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const std::string text = testsupport::read_file(bundle_file);
   EXPECT_THAT(text, Not(HasSubstr(std::string(40, 'k'))));

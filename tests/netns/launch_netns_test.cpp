@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "hw/netns_mesh.hpp"
+#include "netns/softrdma_library.hpp"
 #include "support/child_process.hpp"
 #include "support/cli_runner.hpp"
 #include "support/real_run.hpp"
@@ -45,12 +46,6 @@ TEST(LaunchNetns, NamespacesGoEvenWhenTheLauncherIsKilled) {
   EXPECT_FALSE(namespaces_named(prefix)) << testsupport::run_shell("ip netns list").output;
 }
 
-#ifdef SOFTRDMA_LIBRARY
-constexpr const char* kSoftRdma = SOFTRDMA_LIBRARY;
-#else
-constexpr const char* kSoftRdma = "";
-#endif
-
 // A cable pulled between two ranks that talk RDMA (launch --netns --netns-rdma:
 // softrdma preloaded, its device on each veth): both ends' ports go DOWN, the
 // engine notices and, as the scenario's policy says, re-places the model on
@@ -58,7 +53,7 @@ constexpr const char* kSoftRdma = "";
 TEST(LaunchNetns, ACablePulledUnderTheRdmaTransportIsHandledByTheScenariosPolicy) {
   if (const std::string why = hw::NetnsMesh::unavailable_reason(); !why.empty())
     SKIP_UNLESS_CI_PROVIDES(::geteuid() == 0, why);
-  if (std::string(kSoftRdma).empty()) SKIP_UNLESS_CI_PROVIDES(true, "softrdma is built only with the verbs headers");
+  SKIP_UNLESS_SOFTRDMA_BUILT();
   const std::string dir = testsupport::fresh_dir("netns-rdma-link-down");
   // The tiny model: a decode step is a few small all-reduces, so the run is seconds even on 4 KiB frames
   // through 50 Mbit/s veths. As scenarios/ci/link-down-replan: the cable between two members, so the end
@@ -68,9 +63,9 @@ TEST(LaunchNetns, ACablePulledUnderTheRdmaTransportIsHandledByTheScenariosPolicy
   nlohmann::json s = testsupport::small_scenario("netns-rdma-link-down", 4, 2, 150, "replan", "tb5-rdma");
   s["model"] = {{"path", dir + "/tiny"}};
   s["faults"] = nlohmann::json::array({{{"at_s", 1.0}, {"kind", "link-down"}, {"target", "m2-m3"}}});
-  testsupport::ChildProcess launch({"/usr/bin/env", std::string("LD_PRELOAD=") + kSoftRdma, MESHINFER_BINARY, "launch",
-                                    testsupport::write_json(dir, "s", s), "--netns", "--netns-rdma", "--out",
-                                    dir + "/out", "--timeout", "90"});
+  testsupport::ChildProcess launch({"/usr/bin/env", std::string("LD_PRELOAD=") + testsupport::kSoftRdma,
+                                    MESHINFER_BINARY, "launch", testsupport::write_json(dir, "s", s), "--netns",
+                                    "--netns-rdma", "--out", dir + "/out", "--timeout", "90"});
   ASSERT_EQ(launch.wait(120), 0) << launch.output();
   EXPECT_NE(testsupport::read_file(dir + "/out/cluster.json").find("\"rdma_v1\""), std::string::npos);
   const nlohmann::json report = nlohmann::json::parse(testsupport::read_file(dir + "/out/report.json"));

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "hw/netns_mesh.hpp"
+#include "netns/softrdma_library.hpp"
 #include "support/child_process.hpp"
 #include "support/cli_runner.hpp"
 #include "support/real_run.hpp"
@@ -20,16 +21,10 @@ namespace {
 
 using testing::HasSubstr;
 
-#ifdef SOFTRDMA_LIBRARY
-constexpr const char* kSoftRdma = SOFTRDMA_LIBRARY;
-#else
-constexpr const char* kSoftRdma = "";
-#endif
-
 TEST(RdmaCheckPair, TwoHostsCheckTheRulesAcrossTheCableBetweenThemAndAgree) {
   if (const std::string why = hw::NetnsMesh::unavailable_reason(); !why.empty())
     SKIP_UNLESS_CI_PROVIDES(::geteuid() == 0, why);
-  if (std::string(kSoftRdma).empty()) SKIP_UNLESS_CI_PROVIDES(true, "softrdma is built only with the verbs headers");
+  SKIP_UNLESS_SOFTRDMA_BUILT();
   const std::string dir = testsupport::fresh_dir("rdma-check-pair");
   hw::NetnsMesh mesh(2);
   nlohmann::json cluster = mesh.cluster(5300, true);
@@ -41,7 +36,7 @@ TEST(RdmaCheckPair, TwoHostsCheckTheRulesAcrossTheCableBetweenThemAndAgree) {
                                     "exec",
                                     mesh.ns(rank),
                                     "env",
-                                    std::string("LD_PRELOAD=") + kSoftRdma,
+                                    std::string("LD_PRELOAD=") + testsupport::kSoftRdma,
                                     MESHINFER_BINARY,
                                     "rdma-check",
                                     "--cluster",
