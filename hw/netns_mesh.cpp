@@ -9,6 +9,9 @@
 #include <regex>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "hw/platform.hpp"
 #include "hw/shell.hpp"
@@ -27,6 +30,25 @@ std::string address(int a, int b, int n, int r) {
 
 // The veth in rank r's namespace that leads to rank `to`: named for the far end.
 std::string veth(int to) { return "v" + std::to_string(to); }
+
+// Every CPU this machine runs, as sysfs writes a cpumask: 32-bit hex groups, most significant first.
+std::string all_cpus_mask() {
+  std::string mask;
+  for (int left = static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); left > 0; left -= 32) {
+    const std::uint32_t group = left >= 32 ? 0xffffffffu : (1u << left) - 1;
+    mask = fmt::format("{:x}", group) + (mask.empty() ? "" : "," + mask);
+  }
+  return mask;
+}
+
+// A veth hands each packet to the backlog of the CPU that sent it, so two CPUs
+// can deliver one flow out of order, which a cable never does (and UC then loses
+// the message: softrdma's frames arrived reordered on an idle machine). Receive
+// packet steering queues each flow on one CPU, in order.
+void keep_flows_in_order(const std::string& ns, const std::string& dev) {
+  run_shell_or_throw("ip netns exec " + ns + " sh -c 'echo " + all_cpus_mask() + " > /sys/class/net/" + dev +
+                     "/queues/rx-0/rps_cpus'");
+}
 
 bool owner_gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 
@@ -80,6 +102,7 @@ NetnsMesh::NetnsMesh(int n, const std::string& tbf) : n_(n), prefix_(kNamePrefix
                            " netns " + ns(b));
         for (const auto& [r, far] : {std::pair{a, b}, std::pair{b, a}}) {
           run_shell_or_throw("ip -n " + ns(r) + " addr add " + address(a, b, n, r) + "/24 dev " + veth(far));
+          keep_flows_in_order(ns(r), veth(far));
           run_shell_or_throw("ip -n " + ns(r) + " link set " + veth(far) + " up");
         }
         if (!tbf.empty()) shape_link(a, b, tbf);
