@@ -70,11 +70,14 @@ struct CpuBackend::Layer {
   std::vector<Expert> experts;    // MoE: the experts held
 };
 
-CpuBackend::CpuBackend(const std::string& dir, const Plan& plan, int rank, std::unique_ptr<Backend> timing)
+CpuBackend::CpuBackend(const std::string& dir, const Plan& plan, int rank, std::unique_ptr<Backend> timing,
+                       std::shared_ptr<ShardKv>& kv)
     : config_(load_model_config(dir)),
       slices_(shard_slices(config_, plan, rank)),
       rank_(rank),
       timing_(std::move(timing)) {
+  if (!kv || !(kv->slices == slices_)) kv = std::make_shared<ShardKv>(ShardKv{slices_, {}});
+  kv_ = kv;
   cpu::use_one_blas_thread();
   const SafetensorsFile f((std::filesystem::path(dir) / kWeightsFile).string());
   const ModelConfig& c = config_;
@@ -128,7 +131,7 @@ void CpuBackend::begin_step(const StepPlan& step) {
   step_ = step;
   // A request with a cache has a slot in every step until it ends (it decodes,
   // or its prefill goes on chunk after chunk): absent, it is over.
-  std::erase_if(kv_, [&](const auto& cache) {
+  std::erase_if(kv_->by_request, [&](const auto& cache) {
     return std::none_of(step.slots.begin(), step.slots.end(), [&](const Slot& s) { return s.request == cache.first; });
   });
   const int h = config_.hidden_size;
@@ -182,7 +185,7 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
   }
   int row = 0;
   for (const Slot& slot : step_.slots) {
-    auto& caches = kv_[slot.request];
+    auto& caches = kv_->by_request[slot.request];
     caches.resize(slices_.layers.size());
     KvCache& cache = caches[layer - slices_.layers.begin];
     // A re-prefill after a re-placement starts over: keep only what precedes this chunk.
@@ -272,8 +275,11 @@ void CpuBackend::lm_head() {
 }
 
 BackendFactory cpu_backends(const std::string& dir, bool modelled_time) {
-  return [dir, modelled_time](Runtime& rt, const Plan& plan, std::unique_ptr<Backend> modelled) {
-    return std::make_unique<CpuBackend>(dir, plan, rt.rank(), modelled_time ? std::move(modelled) : nullptr);
+  // By the epoch's rank: a simulation runs every shard in this one process.
+  auto kept = std::make_shared<std::map<int, std::shared_ptr<ShardKv>>>();
+  return [dir, modelled_time, kept](Runtime& rt, const Plan& plan, std::unique_ptr<Backend> modelled) {
+    return std::make_unique<CpuBackend>(dir, plan, rt.rank(), modelled_time ? std::move(modelled) : nullptr,
+                                        (*kept)[rt.rank()]);
   };
 }
 

@@ -23,14 +23,29 @@ struct Range {
   int begin = 0, end = 0;
   int size() const { return end - begin; }
   bool contains(int i) const { return i >= begin && i < end; }
+  bool operator==(const Range&) const = default;
 };
 
 // What shard `rank` of `plan` holds of a model: its layers, query and KV
 // heads, FFN and expert columns, experts, and vocabulary rows.
 struct ShardSlices {
   Range layers, heads, kv_heads, ffn, expert_ffn, experts, embedding, lm_head;
+  bool operator==(const ShardSlices&) const = default;
 };
 ShardSlices shard_slices(const ModelConfig& c, const Plan& plan, int rank);
+
+// One layer of one request: [positions x kv heads held x head_dim].
+struct KvCache {
+  std::vector<float> k, v;
+};
+
+// A shard's KV caches, which outlive the backend of an epoch: a step run again
+// by the same members (recovery's step rerun, a new epoch with a new backend)
+// resumes on the context the earlier steps cached.
+struct ShardKv {
+  ShardSlices slices;
+  std::map<int, std::vector<KvCache>> by_request;  // one cache per layer held
+};
 
 class CpuBackend : public Backend {
  public:
@@ -38,7 +53,11 @@ class CpuBackend : public Backend {
   // when a tensor is missing or of the wrong shape). Each op charges
   // `timing`'s time when given (simulation: the modelled, deterministic
   // time), else the real elapsed time.
-  CpuBackend(const std::string& dir, const Plan& plan, int rank, std::unique_ptr<Backend> timing);
+  // `kv`: where this rank's caches of earlier epochs are kept (empty at the
+  // start of a run). Caches of other slices are of no use: they are replaced by
+  // new ones, and a backend still running for a node left out keeps its own.
+  CpuBackend(const std::string& dir, const Plan& plan, int rank, std::unique_ptr<Backend> timing,
+             std::shared_ptr<ShardKv>& kv);
   ~CpuBackend() override;
 
   double run(OpKind op, int layer, const StepShape& shape, bool partial) override;
@@ -50,10 +69,6 @@ class CpuBackend : public Backend {
  private:
   struct Expert;
   struct Layer;
-  struct KvCache {  // one layer of one request: [positions x kv heads held x head_dim]
-    std::vector<float> k, v;
-  };
-
   void attention(const Layer& w, int layer, bool residual);
   void ffn(const Layer& w, bool residual);
   void lm_head();
@@ -64,7 +79,7 @@ class CpuBackend : public Backend {
   std::unique_ptr<Backend> timing_;
   std::vector<Layer> layers_;
   std::vector<float> embedding_, lm_head_, final_norm_;
-  std::map<int, std::vector<KvCache>> kv_;  // by request: one cache per layer held
+  std::shared_ptr<ShardKv> kv_;
   StepPlan step_;
   std::vector<float> hidden_;
   std::vector<TokenChoice> best_;
@@ -72,7 +87,8 @@ class CpuBackend : public Backend {
 
 // The backends of a run on the model directory `dir`: CpuBackend on every
 // shard, charging the modelled time when `modelled_time` (simulation, so runs
-// stay deterministic), else the real elapsed time.
+// stay deterministic), else the real elapsed time. Each shard's KV caches
+// carry over from one epoch's backend to the next.
 BackendFactory cpu_backends(const std::string& dir, bool modelled_time);
 
 }  // namespace engine

@@ -23,10 +23,12 @@ const std::string kCi = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/ci/";
 
 engine::Scenario load(const std::string& file) { return engine::load_scenario(kCi + file, Catalog::builtin()); }
 
-// The whole report of a simulated scenario, built in a child process.
-json simulate(const engine::Scenario& s) {
+// The whole report of a simulated scenario, built in a child process; `cards`
+// replace the built-in cards of their names.
+json simulate(const engine::Scenario& s, const std::vector<engine::LinkCard>& cards = {}) {
   const auto r = sim::run_isolated([&] {
-    const auto catalog = engine::catalog_for(s, Catalog::builtin());  // with the card of a model directory
+    auto catalog = engine::catalog_for(s, Catalog::builtin());  // with the card of a model directory
+    for (const engine::LinkCard& card : cards) catalog.add(card);
     const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
     const auto plan = engine::make_plan(s, catalog, s.parallelism.value());
     const auto result = sim::simulate(s, catalog, plan, profile, engine::make_requests(s.workload, s.seed));
@@ -666,6 +668,72 @@ TEST(Faults, ARetriedRequestProducesEachOfTheCalmRunsTokensExactlyOnce) {
     EXPECT_EQ(cut["requests"][i]["output_ids"], calm["requests"][i]["output_ids"]) << "request " << i;
   }
   EXPECT_GT(retried, 0) << "no request was cut off and retried: the crash missed the decode";
+}
+
+// A cable down for less than the heartbeat timeout drops a step's messages
+// mid-decode; the same members run the step again in a new epoch, whose
+// backend is new. It resumes on the KV caches the earlier steps filled: with
+// real weights every request ends with the calm run's tokens. (Each epoch's
+// backend used to start with empty caches, and every node stopped with "KV
+// cache shorter than the step's context".)
+TEST(Faults, AStepRunAgainResumesOnTheCachedContextAndGivesTheCalmRunsTokens) {
+  const std::string model = testsupport::fresh_dir("rerun-tokens") + "/tiny";
+  engine::write_random_model(model, engine::tiny_model_config(), 1);
+  json j = json::parse(testsupport::read_file(kCi + "link-down-reroute.json"));
+  j.erase("expect");
+  j["model"] = {{"path", model}};
+  j["workload"] = {{"requests", 2}, {"prompt_tokens", 16}, {"output_tokens", 64}};
+  engine::Scenario s = engine::parse_scenario(j.dump(), kCi + "link-down-reroute.json", Catalog::builtin());
+  engine::FaultSpec cut = s.faults.at(0);  // link-down m2-m3
+  s.faults.clear();
+  const json calm = simulate(s);
+  expect_all(calm, "completed");
+  cut.at_s = calm["requests"][0]["first_token_s"].get<double>();
+  cut.duration_s = 0.15;
+  ASSERT_LT(cut.duration_s, s.heartbeat_timeout_s - s.heartbeat_s);
+  s.faults = {cut};
+  const json rerun = simulate(s);
+  expect_all(rerun, "completed");
+  EXPECT_GT(event_time(rerun, "step-rerun"), 0) << rerun["events"].dump();
+  for (std::size_t i = 0; i < rerun["requests"].size(); ++i) {
+    ASSERT_EQ(calm["requests"][i]["output_ids"].size(), 64u) << "request " << i;
+    EXPECT_EQ(rerun["requests"][i]["output_ids"], calm["requests"][i]["output_ids"]) << "request " << i;
+  }
+}
+
+// ci/node-hang-replan's netns twin, on the card probed on its mesh (40 Mbit/s,
+// 45 us): m2, left out of the instance, resumes after five silent seconds and
+// computes on for a moment before it learns so. Its backend's caches are its
+// own, so m3, at m2's old rank in the new epoch, keeps its context: nobody else
+// is detected, and every request ends with the calm run's tokens. (With one
+// cache per rank across epochs, m2 cut m3's short and m3 was taken for failed.)
+TEST(Faults, ANodeLeftOutThatResumesLeavesTheSurvivorsCachesAlone) {
+  const std::string model = testsupport::fresh_dir("resumed-caches") + "/tiny";
+  engine::write_random_model(model, engine::tiny_model_config(), 1);
+  json j = json::parse(testsupport::read_file(kCi + "node-hang-replan.json"));
+  j.erase("expect");
+  j["model"] = {{"path", model}};
+  j["workload"] = {{"requests", 4}, {"prompt_tokens", 16}, {"output_tokens", 400}};
+  j["recovery"] = {{"policy", "replan"}, {"heartbeat_s", 0.1}, {"heartbeat_timeout_s", 0.5}};  // as real processes
+  engine::Scenario s = engine::parse_scenario(j.dump(), kCi + "node-hang-replan.json", Catalog::builtin());
+  engine::LinkCard probed = Catalog::builtin().link(s.fabric.link);
+  probed.bandwidth = 0.0395869791497855e9 / 8;
+  probed.latency_s = 44.569e-6;
+  probed.per_message_overhead_s = 0;
+  probed.frame_bytes = 1500;
+  const std::vector<engine::FaultSpec> hang = s.faults;  // m2 silent from 1 s to 6 s
+  s.faults.clear();
+  const json calm = simulate(s, {probed});
+  expect_all(calm, "completed");
+  s.faults = hang;
+  const json resumed = simulate(s, {probed});
+  expect_all(resumed, "completed");
+  int detected = 0;
+  for (const auto& e : resumed["events"]) detected += e["kind"] == "detected";
+  EXPECT_EQ(detected, 1) << resumed["events"].dump();
+  for (const auto& node : resumed["nodes"]) EXPECT_EQ(node["error"], "") << node.dump();
+  for (std::size_t i = 0; i < resumed["requests"].size(); ++i)
+    EXPECT_EQ(resumed["requests"][i]["output_ids"], calm["requests"][i]["output_ids"]) << "request " << i;
 }
 
 }  // namespace
