@@ -45,12 +45,14 @@ class ControlPlane {
       EpochRuntime member(physical_, m_, members_, epoch_);
       std::string cause;
       int lost = -1, reporter = physical_.rank();
+      bool failed = false;
       try {
         run_epoch(member, setup_, plan_, link(), out_.nodes[physical_.rank()], scheduler);
         return;
       } catch (const PeerFailure& e) {
         cause = e.what();
         lost = e.peer();
+        failed = true;
         if (e.reporter() >= 0) reporter = e.reporter();
       } catch (const Timeout& e) {
         cause = e.what();
@@ -61,7 +63,7 @@ class ControlPlane {
         rerun_step(e.what());
         continue;
       }
-      if (scheduler ? !coordinate(*scheduler, lost, reporter, cause) : !follow(lost, cause)) return;
+      if (scheduler ? !coordinate(*scheduler, lost, reporter, cause) : !follow(lost, cause, failed)) return;
     }
   }
 
@@ -219,9 +221,11 @@ class ControlPlane {
   }
 
   // Other ranks: report what was seen, then do what rank 0 decides. False
-  // when this node leaves the instance.
-  bool follow(int lost, const std::string& cause) {
-    if (lost >= 0) tell({0}, {ControlMessage::kAbort, epoch_, lost, 0, m_.on_secondary(), {}, {}});
+  // when this node leaves the instance. `failed`: `lost` came as a PeerFailure,
+  // so this node's runtime no longer carries that peer's messages.
+  bool follow(int lost, const std::string& cause, bool failed) {
+    const auto report = [&] { tell({0}, {ControlMessage::kAbort, epoch_, lost, 0, m_.on_secondary(), {}, {}}); };
+    if (lost >= 0) report();
     const double entered = now(), give_up = entered + kStepProgressTimeoutS;  // a decision lost must not strand us
     for (;;) {
       ControlMessage msg;
@@ -251,13 +255,21 @@ class ControlPlane {
       epoch_ = msg.epoch;
       m_.set_epoch(epoch_);  // heartbeats say the decision came (Liveness::stalled), even while weights reload
       if (msg.kind == ControlMessage::kStop) return false;
-      if (msg.secondary && !m_.on_secondary()) move_to_secondary_network();
+      const bool moved = msg.secondary && !m_.on_secondary();
+      if (moved) move_to_secondary_network();
       detours_ = msg.detours;
       follow_detours();
       const std::vector<int> members(msg.members.begin(), msg.members.end());
-      if (members == members_) return true;  // same placement: nothing to reload
+      const bool same = members == members_;
       members_ = members;
       if (std::find(members_.begin(), members_.end(), physical_.rank()) == members_.end()) return false;
+      // The report crossed a decision taken without it (a step rerun, or another
+      // failure's recovery; rank 0 drops a report of an older epoch) that keeps
+      // `lost` a member on the same network: tell rank 0 again, in this epoch.
+      if (failed && msg.peer != lost && msg.peer != physical_.rank() && !moved &&
+          std::find(members_.begin(), members_.end(), lost) != members_.end())
+        report();
+      if (same) return true;  // same placement: nothing to reload
       plan_ = make_plan(restricted(setup_.scenario, members_), setup_.catalog, static_cast<Strategy>(msg.strategy));
       reload_weights();
       return true;
