@@ -5,6 +5,8 @@
 //   SOFTRDMA_LOSS, SOFTRDMA_REORDER, SOFTRDMA_SEED   faults on the wire, read when a context opens:
 //                       the chance that a packet is lost, or held back and sent after the next one
 //                       (0 to 1, default 0), and the seed of their generator (default 1)
+//   SOFTRDMA_FAULT_FILE  those two rates per device while the process runs, from a file a launcher
+//                       rewrites (hw/softrdma/fault_file.cpp)
 #pragma once
 
 #include <cstddef>

@@ -30,6 +30,9 @@ void post_async_event(Context& ctx, const ibv_async_event& event);
 // Called by the receiver thread: follows the interface's state into the port's
 // (DOWN or ACTIVE), with its asynchronous event. REQUIRES: ctx.mu is not held.
 void watch_port(Context& ctx);
+// Called by the receiver thread: takes the rates of loss and reordering from
+// SOFTRDMA_FAULT_FILE when it exists (hw/softrdma/fault_file.cpp).
+void watch_fault_file(Context& ctx);
 
 // Starts and stops the thread that receives ctx's datagrams into posted receives.
 void start_receiver(Context& ctx);

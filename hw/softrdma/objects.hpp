@@ -56,7 +56,8 @@ struct Context {
   std::mt19937_64 rng;
   bool failed = false;     // the stack failure reached this context
   bool port_down = false;  // the interface is down or lost its address: nothing is delivered
-  std::chrono::steady_clock::time_point port_checked{};  // receiver thread only
+  std::chrono::steady_clock::time_point port_checked{};    // receiver thread only
+  std::chrono::steady_clock::time_point faults_checked{};  // receiver thread only
 };
 
 struct Pd {

@@ -27,7 +27,7 @@ static_assert(sizeof(Header) == 20);
 
 constexpr std::size_t kMaxPacket = sizeof(Header) + 4096;
 constexpr int kBatch = 16;
-constexpr int kCheckMs = 100;  // how often an idle receiver looks at the failure switch and the port
+constexpr int kCheckMs = 100;  // how often an idle receiver looks at the failure switch, the port and the fault file
 
 std::uint32_t next_psn(std::uint32_t psn) { return (psn + 1) & 0xffffff; }
 
@@ -112,6 +112,7 @@ void receive_loop(Context& ctx) {
     pollfd fds[2] = {{ctx.sock, POLLIN, 0}, {ctx.wake[0], POLLIN, 0}};
     if (poll(fds, 2, kCheckMs) < 0 || ctx.stopping.load()) continue;
     watch_port(ctx);
+    watch_fault_file(ctx);
     if (stack_failed()) {
       std::lock_guard lock(ctx.mu);
       fail_context(ctx);
@@ -166,6 +167,11 @@ int send_packets(Context& ctx, Qp& qp, std::span<const std::byte> message, std::
   iovec iov[kBatch][2];
   mmsghdr msgs[kBatch];
   std::uint32_t psn = first_psn;
+  bool faulty;  // the rates may change under us (SOFTRDMA_FAULT_FILE); a packet held back still goes
+  {
+    std::lock_guard lock(ctx.faults_mu);
+    faulty = ctx.faults.any() || !qp.held.empty();
+  }
   for (std::size_t start = 0; start < packets; start += kBatch) {
     const int batch = static_cast<int>(std::min<std::size_t>(kBatch, packets - start));
     for (int i = 0; i < batch; ++i) {
@@ -183,7 +189,7 @@ int send_packets(Context& ctx, Qp& qp, std::span<const std::byte> message, std::
       msgs[i].msg_hdr.msg_iov = iov[i];
       msgs[i].msg_hdr.msg_iovlen = 2;
     }
-    if (ctx.faults.any()) {
+    if (faulty) {
       send_with_faults(ctx, qp, msgs, batch);
       continue;
     }

@@ -1,13 +1,18 @@
-// SOFTRDMA_LOSS and SOFTRDMA_REORDER, read when a context opens: packets lost
-// or held back one place, and UC's answer to both: a message arrives whole or
-// not at all, and single-packet messages may land in each other's receives.
+// SOFTRDMA_LOSS and SOFTRDMA_REORDER, read when a context opens, and
+// SOFTRDMA_FAULT_FILE, read while it runs: packets lost or held back one place,
+// and UC's answer to both: a message arrives whole or not at all, and
+// single-packet messages may land in each other's receives.
 #include <gtest/gtest.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
 
 #include "softrdma_fixture.hpp"
+#include "support/cli_runner.hpp"
 
 namespace softrdma_test {
 namespace {
@@ -78,6 +83,26 @@ TEST_F(WireFaults, LossDropsSomeMessagesAndDeliversTheRestWholeAndInOrder) {
     EXPECT_GT(message, last) << "receive " << k;
     last = message;
   }
+}
+
+// As `launch` carries out a scenario's rdma-packet-loss: the file's line for
+// this device's address beats the line "*", and a change reaches running contexts.
+TEST_F(WireFaults, TheFaultFileTurnsLossOnAndOffWhileTheProcessRunsPerDeviceAddress) {
+  const std::string file = testsupport::fresh_dir("softrdma-fault-file") + "/faults";
+  setenv("SOFTRDMA_FAULT_FILE", file.c_str(), 1);
+  const auto write_then_wait = [&](const std::string& text) {
+    std::ofstream(file) << text;
+    std::this_thread::sleep_for(std::chrono::seconds(1));  // the receiver threads read it every 100 ms
+  };
+  open_with("SOFTRDMA_SEED", "7");
+  write_then_wait("127.0.0.2 0 0\n* 1 0\n");  // not rdma_lo's line: "*" holds
+  send_messages(4, 256);
+  EXPECT_TRUE(poll(b, 4, 0.5).empty()) << "every packet lost";
+  write_then_wait("127.0.0.1 0 0\n* 1 0\n");
+  send_messages(4, 256);
+  EXPECT_EQ(poll(b, 4, 5).size(), 4u) << "none lost";
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(held_in(k, 256), k + 1);
+  unsetenv("SOFTRDMA_FAULT_FILE");
 }
 
 TEST(WireFaultsSetting, AMalformedRateOpensNoContext) {
