@@ -9,6 +9,7 @@
 #include "cli/study_shard.hpp"
 #include "engine/error.hpp"
 #include "engine/scenario.hpp"
+#include "sim/fault_injector.hpp"
 #include "sim/studies/chaos.hpp"
 #include "sim/studies/chaos_junit.hpp"
 
@@ -49,12 +50,12 @@ int chaos(ChaosOptions& o) {
   for (const auto& k : o.kinds) {
     const auto kind = engine::parse_name<engine::FaultKind>(k);
     if (!kind) throw engine::InputError("--faults", k, "unknown fault kind");
+    if (!sim::simulated(*kind)) throw engine::InputError("--faults", k, "not simulated, so chaos cannot draw it");
     q.kinds.push_back(*kind);
   }
-  if (q.kinds.empty()) {
-    const auto all = engine::all_of<engine::FaultKind>();
-    q.kinds.assign(all.begin(), all.end());
-  }
+  if (q.kinds.empty())
+    for (engine::FaultKind k : engine::all_of<engine::FaultKind>())
+      if (sim::simulated(k)) q.kinds.push_back(k);
   q.workers = o.share.workers(o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))));
   if (o.share.sharded() && o.out.empty())
     throw engine::InputError("--out", "", "a shard needs --out for its shard file");

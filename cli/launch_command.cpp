@@ -14,6 +14,7 @@
 #include "engine/error.hpp"
 #include "hw/launcher.hpp"
 #include "hw/membership_proof.hpp"
+#include "hw/packet_loss_switch.hpp"
 #include "hw/platform.hpp"
 #include "hw/socket_util.hpp"
 #include "hw/stack_failure_switch.hpp"
@@ -56,10 +57,15 @@ int launch(const LaunchOptions& o) {
                                          l.scenario.nodes.size()));
   // Without a secret in the file, one for this run, on each rank's stdin (never a command line).
   const std::string secret = cluster.secret.empty() ? hw::make_cluster_secret() : "";
-  // Over softrdma (--rdma-device), its failure switch carries out the scenario's
-  // rdma-stack-failure; elsewhere the ranks say the faults are simulated only.
+  // Over softrdma (--rdma-device), its switches carry out the scenario's
+  // rdma-stack-failure and rdma-packet-loss (on every cable: all ranks share
+  // one device); elsewhere the ranks say the faults are simulated only.
+  if (const auto refusal = hw::packet_loss_refusal(l.scenario, !o.rdma_device.empty(), false))
+    throw engine::InputError(o.scenario, refusal->json_path, refusal->reason);
   hw::StackFailureSwitch stack_failure(l.scenario, out);
-  const bool switched = stack_failure.armed() && !o.rdma_device.empty();
+  hw::PacketLossSwitch packet_loss(l.scenario, out,
+                                   [](const engine::FaultSpec&) { return std::vector<std::string>{"*"}; });
+  const bool switched = (stack_failure.armed() || packet_loss.armed()) && !o.rdma_device.empty();
   const std::string log = out + "/applied-faults.jsonl";
   if (switched) std::ofstream(log, std::ios::trunc) << "";
   std::vector<std::vector<std::string>> commands;
@@ -68,7 +74,7 @@ int launch(const LaunchOptions& o) {
     if (!secret.empty()) node.push_back("--secret-stdin");
     if (switched) {
       node.insert(node.end(), {"--applied-faults", log});
-      node.insert(node.begin(), {"env", stack_failure.setting()});
+      node.insert(node.begin(), {"env", stack_failure.setting(), packet_loss.setting()});
     }
     if (r == 0 && !ports.fds.empty())
       node.insert(node.end(), {"--listen-fds", fmt::format("{},{}", ports.fds[0], ports.fds[1])});
@@ -79,6 +85,7 @@ int launch(const LaunchOptions& o) {
   hw::LaunchHooks hooks;
   if (switched)
     hooks = faults_on_rank0_clock(log, [&](double t_s, const std::vector<pid_t>&, const auto& note) {
+      for (const engine::RunEvent& e : packet_loss.apply_due(t_s)) note(e);
       if (const auto e = stack_failure.flip_due(t_s)) note(*e);
     });
   std::vector<std::vector<int>> inherit(cluster.world());

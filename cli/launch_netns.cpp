@@ -13,6 +13,7 @@
 #include "hw/membership_proof.hpp"
 #include "hw/netns_faults.hpp"
 #include "hw/netns_mesh.hpp"
+#include "hw/packet_loss_switch.hpp"
 #include "hw/platform.hpp"
 
 namespace cli {
@@ -50,8 +51,9 @@ std::string probe_mesh(const hw::NetnsMesh& mesh, const std::string& cluster, co
 
 int launch_netns(const NetnsLaunch& o) {
   const LoadedScenario l = load_for_run(o.scenario, o.cards, std::nullopt, false);
-  if (const auto refusal = hw::netns_refusal(l.scenario))
-    throw engine::InputError(o.scenario, refusal->json_path, refusal->reason + " (launch --netns)");
+  auto refusal = hw::netns_refusal(l.scenario);
+  if (!refusal) refusal = hw::packet_loss_refusal(l.scenario, o.rdma, true);
+  if (refusal) throw engine::InputError(o.scenario, refusal->json_path, refusal->reason + " (launch --netns)");
   if (const std::string why = hw::NetnsMesh::unavailable_reason(); !why.empty()) {
     fmt::print(stderr, "launch --netns: {}\n", why);
     return 1;
@@ -82,11 +84,17 @@ int launch_netns(const NetnsLaunch& o) {
   hw::append_event(log, hw::unix_now_s(), {0, "netns-mesh", "", shaping + "; link card probed on it: " + card});
   const hw::ClusterSpec spec = hw::load_cluster(cluster);
   const std::string secret = hw::make_cluster_secret();  // on each rank's stdin, never a command line
+  // rdma-packet-loss on a cable: softrdma's devices at its two ends, named by their addresses.
+  hw::PacketLossSwitch packet_loss(l.scenario, out, [&](const engine::FaultSpec& f) {
+    if (f.target.empty()) return std::vector<std::string>{"*"};
+    return std::vector<std::string>{mesh.address_towards(f.node, f.peer), mesh.address_towards(f.peer, f.node)};
+  });
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < world; ++r) {
     std::vector<std::string> node = node_argv(r, cluster, o.scenario, out, o.cards);
     node.insert(node.end(), {"--applied-faults", log, "--secret-stdin", "--add-latency"});
     node.insert(node.end(), {"--card", card});  // last: it replaces the scenario's link card
+    if (packet_loss.armed()) node.insert(node.begin(), {"env", packet_loss.setting()});
     commands.push_back(hw::rank_command(spec, r, mesh.exec_prefix(), node));
   }
 
@@ -95,6 +103,7 @@ int launch_netns(const NetnsLaunch& o) {
   hw::NetnsFaults faults(l.scenario, mesh, rate_bps, boot_s);
   hw::LaunchHooks hooks = faults_on_rank0_clock(log, [&](double t_s, const std::vector<pid_t>& pids, const auto& note) {
     faults.apply_due(t_s, pids, note);
+    for (const engine::RunEvent& e : packet_loss.apply_due(t_s)) note(e);
     faults.end_left_out(pids);
   });
   hooks.restart = [&] { return faults.take_restarts(); };

@@ -25,7 +25,8 @@ enum class FaultKind {
   kNodeSlow,
   kNodeRestart,
   kRdmaStackFailure,
-  kTcpInstability
+  kTcpInstability,
+  kRdmaPacketLoss
 };
 enum class FabricType { kFullMesh, kCables };
 
@@ -43,9 +44,9 @@ struct Names<RecoveryPolicy> {
 };
 template <>
 struct Names<FaultKind> {
-  static constexpr std::array<std::string_view, 10> value = {
-      "link-down", "link-up",   "link-degrade", "link-flap",          "node-crash",
-      "node-hang", "node-slow", "node-restart", "rdma-stack-failure", "tcp-instability"};
+  static constexpr std::array<std::string_view, 11> value = {
+      "link-down", "link-up",      "link-degrade",       "link-flap",       "node-crash",      "node-hang",
+      "node-slow", "node-restart", "rdma-stack-failure", "tcp-instability", "rdma-packet-loss"};
 };
 template <>
 struct Names<FabricType> {

@@ -207,6 +207,23 @@ std::pair<int, int> check_link_target(const JsonValue& v, const Scenario& s) {
   return {a, b};
 }
 
+// rdma-packet-loss: on one cable ("a-b") or, with no target, on every RDMA
+// cable; the chance that the device loses a packet, or holds it back and sends
+// it after the next one.
+void read_packet_loss(JsonObject& o, FaultSpec& f, const Scenario& s) {
+  if (auto target = o.find("target")) {
+    f.target = target->as<std::string>();
+    std::tie(f.node, f.peer) = check_link_target(*target, s);
+  }
+  for (auto [key, rate] : {std::pair{"loss", &f.loss}, std::pair{"reorder", &f.reorder}}) {
+    if (auto v = o.find(key)) {
+      *rate = v->as<double>(kNonNegative);
+      if (*rate > 1) v->fail(fmt::format("must be a probability, at most 1, got {}", *rate));
+    }
+  }
+  if (f.loss == 0 && f.reorder == 0) o.value().fail("rdma-packet-loss needs loss > 0 or reorder > 0");
+}
+
 void read_faults(JsonObject& root, Scenario& s) {
   auto list = root.find("faults");
   if (!list) return;
@@ -241,6 +258,7 @@ void read_faults(JsonObject& root, Scenario& s) {
       if (f.factor == 1 && f.added_latency_s == 0)
         o.value().fail("link-degrade needs factor < 1 or added_latency_s > 0");
     }
+    if (f.kind == FaultKind::kRdmaPacketLoss) read_packet_loss(o, f, s);
     if (f.kind == FaultKind::kLinkFlap) {
       f.period_s = o.req<double>("period_s", kPositive);
       JsonValue duty = o.need("duty");
@@ -311,6 +329,8 @@ nlohmann::ordered_json fault_json(const FaultSpec& f) {
     j["period_s"] = f.period_s;
     j["duty"] = f.duty;
   }
+  if (f.loss > 0) j["loss"] = f.loss;
+  if (f.reorder > 0) j["reorder"] = f.reorder;
   return j;
 }
 

@@ -90,6 +90,7 @@ struct FaultSpec {
                              // (the fraction kept, in (0, 1])
   double added_latency_s = 0;
   double period_s = 0, duty = 0;  // flap
+  double loss = 0, reorder = 0;   // rdma-packet-loss: the chance a packet is lost, or sent after the next
 };
 
 struct Expectation {

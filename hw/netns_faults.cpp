@@ -136,7 +136,7 @@ void NetnsFaults::add(const engine::FaultSpec& f) {
       if (f.duration_s > 0) step(until, Op::kContinue, "node-resumed", "answers again");
       break;
     default:
-      break;  // refused by netns_refusal
+      break;  // rdma-packet-loss is PacketLossSwitch's; what else is left, netns_refusal refused
   }
 }
 

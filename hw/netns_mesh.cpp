@@ -157,7 +157,7 @@ nlohmann::json NetnsMesh::cluster(int port, bool rdma) const {
   for (int r = 0; r < n_; ++r) {
     nlohmann::json ips = nlohmann::json::array(), devices = nlohmann::json::array();
     for (int k = 0; k < n_; ++k) {
-      if (k != r) ips.push_back(address(std::min(r, k), std::max(r, k), n_, r));
+      if (k != r) ips.push_back(address_towards(r, k));
       devices.push_back(k == r ? nlohmann::json() : nlohmann::json("rdma_" + veth(k)));
     }
     hosts.push_back({{"ssh", "localhost"}, {"ips", ips}});
@@ -165,6 +165,8 @@ nlohmann::json NetnsMesh::cluster(int port, bool rdma) const {
   }
   return {{"transport", rdma ? "rdma" : "tcp"}, {"port", port}, {"hosts", hosts}};
 }
+
+std::string NetnsMesh::address_towards(int r, int k) const { return address(std::min(r, k), std::max(r, k), n_, r); }
 
 void NetnsMesh::set_link_up(int a, int b, bool up) {
   for (const auto& [r, far] : {std::pair{a, b}, std::pair{b, a}})

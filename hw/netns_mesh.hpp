@@ -43,6 +43,8 @@ class NetnsMesh : public CableSwitch {
   // `rdma`: over the rdma transport, rank r reaching rank k on the device of
   // its veth towards k, as softrdma names it (rdma_v<k>).
   nlohmann::json cluster(int port, bool rdma = false) const;
+  // Rank r's address on its cable to rank k (softrdma's device there has it).
+  std::string address_towards(int r, int k) const;
 
   // Throws when `ip` fails.
   void set_link_up(int a, int b, bool up) override;

@@ -6,6 +6,8 @@
 #include <random>
 #include <simgrid/s4u.hpp>
 
+#include "engine/error.hpp"
+
 namespace sg4 = simgrid::s4u;
 
 namespace sim {
@@ -152,6 +154,23 @@ std::string cable_link_name(const PlatformSpec& p, int a, int b) {
     if ((w.a == a && w.b == b) || (w.a == b && w.b == a))
       return w.card.switched ? "nic-" + p.hosts[a] : "cable-" + p.hosts[w.a] + "-" + p.hosts[w.b];
   throw std::out_of_range("no cable between " + p.hosts.at(a) + " and " + p.hosts.at(b));
+}
+
+bool simulated(engine::FaultKind k) { return k != engine::FaultKind::kRdmaPacketLoss; }
+
+void refuse_unsimulated(const engine::Scenario& s) {
+  for (std::size_t i = 0; i < s.faults.size(); ++i)
+    if (!simulated(s.faults[i].kind))
+      // What the transport would see is not a rate but one event at a random
+      // time: it resends nothing (UC) and takes the first frame lost or out of
+      // order for its peer's failure (hw/verbs/verbs_frames.hpp).
+      throw engine::InputError(
+          s.file, fmt::format("/faults/{}/kind", i),
+          engine::to_string(s.faults[i].kind) +
+              " is not simulated: the rdma transport resends nothing and fails the peer at the first frame lost "
+              "or out of order, at a time set by which packet is dropped. Run it on real processes over softrdma "
+              "(launch --local N --rdma-device rdma_lo, launch --netns --netns-rdma), or simulate the cable's "
+              "failure with link-down");
 }
 
 }  // namespace sim

@@ -51,4 +51,11 @@ class FaultInjector {
 // The SimGrid link that carries the cable between nodes a and b.
 std::string cable_link_name(const PlatformSpec& p, int a, int b);
 
+// Whether the simulator models faults of kind `k`: all but rdma-packet-loss,
+// which only softrdma carries out (on real processes).
+bool simulated(engine::FaultKind k);
+// Throws InputError (the scenario's file, /faults/I/kind, why) for the first
+// fault of `s` the simulator does not model.
+void refuse_unsimulated(const engine::Scenario& s);
+
 }  // namespace sim

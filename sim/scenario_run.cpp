@@ -15,6 +15,7 @@ namespace sim {
 engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& catalog, const engine::Plan& plan,
                            const engine::StackCard& profile, std::vector<engine::Request> requests,
                            const engine::ProgressFn& progress) {
+  refuse_unsimulated(s);
   PlatformSpec platform = platform_from_scenario(s, catalog);
   // The stack's transport adds its own software cost to every message (on hardware it is simply paid).
   for (Wire& w : platform.wires) w.card.per_message_overhead_s += profile.per_message_overhead_s;
@@ -60,6 +61,9 @@ std::vector<engine::Request> probe_requests(const engine::Scenario& s) {
 
 PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog, const engine::StackCard& profile) {
   if (s.parallelism) return {engine::make_plan(s, catalog, *s.parallelism), {}};
+  // The probes time each strategy; a fault only real processes carry out is left out of them.
+  engine::Scenario timed = s;
+  std::erase_if(timed.faults, [](const engine::FaultSpec& f) { return !simulated(f.kind); });
   PlanChoice choice;
   std::string reasons;
   double best = 0;
@@ -68,7 +72,7 @@ PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog
     try {
       const engine::Plan plan = engine::make_plan(s, catalog, strategy);
       const IsolatedResult probe = run_isolated([&] {
-        const auto r = simulate(s, catalog, plan, profile, probe_requests(s));
+        const auto r = simulate(timed, catalog, plan, profile, probe_requests(s));
         for (const auto& rec : r.requests)
           if (!rec.error.empty()) throw std::runtime_error(rec.error);
         return fmt::format("{:.17g}", r.end_s);

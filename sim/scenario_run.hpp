@@ -13,6 +13,7 @@
 namespace sim {
 
 // Runs the workload on the plan. REQUIRES: no other Simulation in this process.
+// Throws InputError for a fault the simulator does not model (refuse_unsimulated).
 engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& catalog, const engine::Plan& plan,
                            const engine::StackCard& profile, std::vector<engine::Request> requests,
                            const engine::ProgressFn& progress = {});

@@ -212,6 +212,36 @@ TEST(ScenarioRefusal, BadFaultTarget) {
                  "unknown key 'target'");
 }
 
+TEST(ScenarioRefusal, PacketLossNeedsARateThatIsAProbability) {
+  expect_refused(with(R"({"faults": [{"at_s": 1, "kind": "rdma-packet-loss"}]})"), "/faults/0",
+                 "rdma-packet-loss needs loss > 0 or reorder > 0");
+  expect_refused(with(R"({"faults": [{"at_s": 1, "kind": "rdma-packet-loss", "loss": 1.5}]})"), "/faults/0/loss",
+                 "must be a probability, at most 1, got 1.5");
+  expect_refused(with(R"({"faults": [{"at_s": 1, "kind": "rdma-packet-loss", "reorder": -0.1}]})"), "/faults/0/reorder",
+                 "must be");
+  expect_refused(with(R"({"faults": [{"at_s": 1, "kind": "rdma-packet-loss", "loss": 0.1, "target": "m1-m3"}]})"),
+                 "/faults/0/target", "unknown link target 'm1-m3'");
+  expect_refused(with(R"({"faults": [{"at_s": 1, "kind": "rdma-packet-loss", "loss": 0.1, "factor": 0.5}]})"),
+                 "/faults/0/factor", "unknown key 'factor'");
+}
+
+// On one cable or, without a target, on every RDMA cable; written back as read.
+TEST(Scenario, PacketLossReadsItsCableAndRatesAndWritesThemBack) {
+  const Scenario s = parse_scenario(with(R"({"faults": [
+      {"at_s": 1, "kind": "rdma-packet-loss", "target": "m1-m2", "loss": 0.01, "duration_s": 2},
+      {"at_s": 2, "kind": "rdma-packet-loss", "reorder": 0.5}]})"),
+                                    "loss.json", cat());
+  ASSERT_EQ(s.faults.size(), 2u);
+  EXPECT_EQ(s.faults[0].node, 0);
+  EXPECT_EQ(s.faults[0].peer, 1);
+  EXPECT_DOUBLE_EQ(s.faults[0].loss, 0.01);
+  EXPECT_DOUBLE_EQ(s.faults[0].reorder, 0);
+  EXPECT_EQ(s.faults[1].node, -1);
+  EXPECT_EQ(fault_json(s.faults[0]).dump(),
+            R"({"at_s":1.0,"kind":"rdma-packet-loss","target":"m1-m2","duration_s":2.0,"loss":0.01})");
+  EXPECT_EQ(fault_json(s.faults[1]).dump(), R"({"at_s":2.0,"kind":"rdma-packet-loss","reorder":0.5})");
+}
+
 TEST(ScenarioRefusal, LinkFaultNeedsACable) {
   expect_refused(with(R"({"cluster": {"nodes": )" + nodes(3) + R"(, "fabric": {"type": "cables", "cables": [
                    {"a": "m1:1", "b": "m2:1"}, {"a": "m2:2", "b": "m3:1"}]}},

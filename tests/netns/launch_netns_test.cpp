@@ -46,42 +46,70 @@ TEST(LaunchNetns, NamespacesGoEvenWhenTheLauncherIsKilled) {
   EXPECT_FALSE(namespaces_named(prefix)) << testsupport::run_shell("ip netns list").output;
 }
 
-// A cable pulled between two ranks that talk RDMA (launch --netns --netns-rdma:
-// softrdma preloaded, its device on each veth): both ends' ports go DOWN, the
-// engine notices and, as the scenario's policy says, re-places the model on
-// the survivors without losing a request.
+// The report of 4 ranks over the rdma transport on the netns mesh (launch
+// --netns --netns-rdma: softrdma preloaded, its device on each veth) under
+// `fault` and replan, with every event as "kind: detail" lines in `events`.
+// The tiny model: a decode step is a few small all-reduces, so the run is
+// seconds even on 4 KiB frames through 50 Mbit/s veths.
+nlohmann::json rdma_mesh_report(const std::string& name, const nlohmann::json& fault, std::string& events) {
+  const std::string dir = testsupport::fresh_dir(name);
+  const auto model = testsupport::run_cli("make-model --out " + dir + "/tiny");
+  EXPECT_EQ(model.exit_code, 0) << model.output;
+  nlohmann::json s = testsupport::small_scenario(name, 4, 2, 150, "replan", "tb5-rdma");
+  s["model"] = {{"path", dir + "/tiny"}};
+  s["faults"] = nlohmann::json::array({fault});
+  testsupport::ChildProcess launch({"/usr/bin/env", std::string("LD_PRELOAD=") + testsupport::kSoftRdma,
+                                    MESHINFER_BINARY, "launch", testsupport::write_json(dir, "s", s), "--netns",
+                                    "--netns-rdma", "--out", dir + "/out", "--timeout", "90"});
+  EXPECT_EQ(launch.wait(120), 0) << launch.output();
+  EXPECT_NE(testsupport::read_file(dir + "/out/cluster.json").find("\"rdma_v1\""), std::string::npos);
+  const nlohmann::json report = nlohmann::json::parse(testsupport::read_file(dir + "/out/report.json"));
+  for (const auto& e : report["events"])
+    events += e["kind"].get<std::string>() + ": " + e["detail"].get<std::string>() + "\n";
+  std::printf("%s: detected %s s after the fault\n%s", name.c_str(),
+              report["faults"]["time_to_detect_s"].dump().c_str(), events.c_str());
+  return report;
+}
+
+// A cable pulled between two ranks that talk RDMA: both ends' ports go DOWN,
+// the engine notices and, as the scenario's policy says, re-places the model
+// on the survivors without losing a request. As scenarios/ci/link-down-replan:
+// the cable between two members, so the end dropped still reports to rank 0.
 TEST(LaunchNetns, ACablePulledUnderTheRdmaTransportIsHandledByTheScenariosPolicy) {
   if (const std::string why = hw::NetnsMesh::unavailable_reason(); !why.empty())
     SKIP_UNLESS_CI_PROVIDES(::geteuid() == 0, why);
   SKIP_UNLESS_SOFTRDMA_BUILT();
-  const std::string dir = testsupport::fresh_dir("netns-rdma-link-down");
-  // The tiny model: a decode step is a few small all-reduces, so the run is seconds even on 4 KiB frames
-  // through 50 Mbit/s veths. As scenarios/ci/link-down-replan: the cable between two members, so the end
-  // dropped still reports to rank 0.
-  const auto model = testsupport::run_cli("make-model --out " + dir + "/tiny");
-  ASSERT_EQ(model.exit_code, 0) << model.output;
-  nlohmann::json s = testsupport::small_scenario("netns-rdma-link-down", 4, 2, 150, "replan", "tb5-rdma");
-  s["model"] = {{"path", dir + "/tiny"}};
-  s["faults"] = nlohmann::json::array({{{"at_s", 1.0}, {"kind", "link-down"}, {"target", "m2-m3"}}});
-  testsupport::ChildProcess launch({"/usr/bin/env", std::string("LD_PRELOAD=") + testsupport::kSoftRdma,
-                                    MESHINFER_BINARY, "launch", testsupport::write_json(dir, "s", s), "--netns",
-                                    "--netns-rdma", "--out", dir + "/out", "--timeout", "90"});
-  ASSERT_EQ(launch.wait(120), 0) << launch.output();
-  EXPECT_NE(testsupport::read_file(dir + "/out/cluster.json").find("\"rdma_v1\""), std::string::npos);
-  const nlohmann::json report = nlohmann::json::parse(testsupport::read_file(dir + "/out/report.json"));
-  std::string kinds;
-  for (const auto& e : report["events"])
-    kinds += e["kind"].get<std::string>() + ": " + e["detail"].get<std::string>() + "\n";
-  EXPECT_NE(kinds.find("link-down: cable unplugged"), std::string::npos) << kinds;
-  EXPECT_NE(kinds.find("detected: "), std::string::npos) << kinds;
+  std::string events;
+  const nlohmann::json report =
+      rdma_mesh_report("netns-rdma-link-down", {{"at_s", 1.0}, {"kind", "link-down"}, {"target", "m2-m3"}}, events);
+  EXPECT_NE(events.find("link-down: cable unplugged"), std::string::npos) << events;
+  EXPECT_NE(events.find("detected: "), std::string::npos) << events;
   // Within the bound small_scenario's heartbeats imply (timeout 2 s + 3 beats of 0.1 s,
   // engine/fault_timeline.hpp): a property of the detector, not a speed.
-  EXPECT_LE(report["faults"]["time_to_detect_s"].get<double>(), 2.0 + 3 * 0.1) << kinds;
-  EXPECT_NE(kinds.find("recovered: re-placed on 3 node(s)"), std::string::npos) << kinds;
-  EXPECT_EQ(report["summary"]["requests"]["completed"], 2) << kinds;
+  EXPECT_LE(report["faults"]["time_to_detect_s"].get<double>(), 2.0 + 3 * 0.1) << events;
+  EXPECT_NE(events.find("recovered: re-placed on 3 node(s)"), std::string::npos) << events;
+  EXPECT_EQ(report["summary"]["requests"]["completed"], 2) << events;
   EXPECT_EQ(report["summary"]["requests"]["failed"], 0);
-  std::printf("detected %s s after the cable was pulled (heartbeat timeout 2 s)\n%s",
-              report["faults"]["time_to_detect_s"].dump().c_str(), kinds.c_str());
+}
+
+// The scenario's rdma-packet-loss on one cable, carried out by softrdma's
+// devices at its two ends only: the transport resends nothing, so the first
+// frame lost ends that link, and replan drops one end as for a pulled cable;
+// the other cables lose nothing, so the survivors finish every request.
+TEST(LaunchNetns, PacketLossOnOneRdmaCableEndsThatLinkAndTheOthersCarryOn) {
+  if (const std::string why = hw::NetnsMesh::unavailable_reason(); !why.empty())
+    SKIP_UNLESS_CI_PROVIDES(::geteuid() == 0, why);
+  SKIP_UNLESS_SOFTRDMA_BUILT();
+  std::string events;
+  const nlohmann::json report = rdma_mesh_report(
+      "netns-rdma-loss", {{"at_s", 1.0}, {"kind", "rdma-packet-loss"}, {"target", "m2-m3"}, {"loss", 0.2}}, events);
+  EXPECT_NE(events.find("rdma-packet-loss: softrdma loses 20% and reorders 0% of the packets on m2-m3"),
+            std::string::npos)
+      << events;
+  EXPECT_EQ(report["faults"]["injected"], 1) << report["faults"].dump(2);
+  EXPECT_NE(events.find("recovered: re-placed on 3 node(s)"), std::string::npos) << events;
+  EXPECT_EQ(report["summary"]["requests"]["completed"], 2) << events;
+  EXPECT_EQ(report["summary"]["requests"]["failed"], 0);
 }
 
 }  // namespace

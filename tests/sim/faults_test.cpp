@@ -1,6 +1,7 @@
 // Faults under each recovery policy, with outcomes derived from the cards.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "engine/compute/random_model.hpp"
@@ -345,6 +346,24 @@ TEST(Faults, RestartedNodeIsReplacedAndStaysOutOfTheInstance) {
   expect_all(report, "completed");
   EXPECT_TRUE(has_event(report, "recovered", "re-placed on 3 node(s)"));
   EXPECT_TRUE(has_event(report, "node-up", "not running until the cluster re-admits it"));
+}
+
+// Packet loss is softrdma's, on real processes: `run` and `chaos` refuse it, saying where and why.
+TEST(Faults, PacketLossIsRefusedBySimulationWithTheFileThePathAndTheReason) {
+  const std::string dir = testsupport::fresh_dir("sim-packet-loss");
+  json s = json::parse(testsupport::read_file(kCi + "link-down-replan.json"));
+  s.erase("$schema");
+  s["faults"] = json::array({{{"at_s", 1}, {"kind", "rdma-packet-loss"}, {"target", "m2-m3"}, {"loss", 0.01}}});
+  const std::string file = dir + "/loss.json";
+  std::ofstream(file) << s.dump(2);
+  const auto run = testsupport::run_cli("run --quiet " + file + " --out " + dir + "/out");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.output.find(file + ": /faults/0/kind: rdma-packet-loss is not simulated"), std::string::npos)
+      << run.output;
+  const auto chaos =
+      testsupport::run_cli("chaos " + kCi + "link-down-replan.json --seeds 1..1 --faults rdma-packet-loss");
+  EXPECT_NE(chaos.exit_code, 0);
+  EXPECT_NE(chaos.output.find("not simulated, so chaos cannot draw it"), std::string::npos) << chaos.output;
 }
 
 // TCP over Thunderbolt reboots two machines: whether the rest can serve follows from the cards.

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -112,6 +113,51 @@ TEST(LaunchOverRdma, TheStackFailureUnderFailStopFailsTheRequestsSayingWhy) {
   EXPECT_NE(event_details(report, "instance-failed").find("policy is fail-stop"), std::string::npos)
       << report["events"].dump(2);
   EXPECT_EQ(report["summary"]["requests"]["failed"], 2) << report["events"].dump(2);
+}
+
+// A scenario's rdma-packet-loss on every cable (all ranks share rdma_lo),
+// applied by the launcher at its time: the transport resends nothing, so a
+// frame lost ends a link, and under fail-stop the instance fails its requests.
+TEST(LaunchOverRdma, PacketLossFromTheScenarioEndsALinkAndThePolicyTakesOver) {
+  const std::string dir = testsupport::fresh_dir("rdma-loss");
+  json s = testsupport::small_scenario("rdma-loss", 4, 2, 60, "fail-stop", "tb5-rdma");
+  s["faults"] = json::array({{{"at_s", 0.5}, {"kind", "rdma-packet-loss"}, {"loss", 0.2}}});
+  ChildProcess launch(launch_argv(testsupport::write_json(dir, "s", s), dir + "/out"));
+  EXPECT_EQ(launch.wait(120), 0) << launch.output();
+  EXPECT_NE(launch.output().find("launch: applying rdma-packet-loss"), std::string::npos) << launch.output();
+  const json report = json::parse(testsupport::read_file(dir + "/out/report.json"));
+  EXPECT_EQ(report["faults"]["injected"], 1) << report["faults"].dump(2);
+  EXPECT_NE(event_details(report, "rdma-packet-loss")
+                .find("softrdma loses 20% and reorders 0% of the packets on "
+                      "every RDMA cable"),
+            std::string::npos)
+      << report["events"].dump(2);
+  EXPECT_TRUE(report["faults"]["time_to_detect_s"].is_number()) << report["faults"].dump(2);
+  EXPECT_NE(event_details(report, "instance-failed").find("policy is fail-stop"), std::string::npos)
+      << report["events"].dump(2);
+  EXPECT_EQ(report["summary"]["requests"]["failed"], 2) << report["events"].dump(2);
+  std::printf("detected %s s after the loss began: %s", report["faults"]["time_to_detect_s"].dump().c_str(),
+              event_details(report, "detected").c_str());
+}
+
+// Refused before a rank starts, with the scenario's path: where no softrdma
+// drops packets (TCP), and a cable named where one device carries them all.
+TEST(LaunchOverRdma, PacketLossIsRefusedWhereSoftrdmaCannotCarryItOut) {
+  const std::string dir = testsupport::fresh_dir("rdma-loss-refused");
+  json s = testsupport::small_scenario("rdma-loss-refused", 4, 1, 8, "fail-stop", "tb5-rdma");
+  s["faults"] = json::array({{{"at_s", 0.5}, {"kind", "rdma-packet-loss"}, {"loss", 0.2}}});
+  const std::string untargeted = testsupport::write_json(dir, "untargeted", s);
+  const auto tcp = testsupport::run_cli("launch --local 4 " + untargeted + " --out " + dir + "/tcp");
+  EXPECT_NE(tcp.exit_code, 0);
+  EXPECT_NE(tcp.output.find(untargeted + ": /faults/0/kind: rdma-packet-loss: only softrdma"), std::string::npos)
+      << tcp.output;
+  s["faults"][0]["target"] = "m1-m2";
+  const std::string targeted = testsupport::write_json(dir, "targeted", s);
+  ChildProcess rdma(launch_argv(targeted, dir + "/rdma"));
+  EXPECT_NE(rdma.wait(60), 0);
+  EXPECT_NE(rdma.output().find(targeted + ": /faults/0/target: rdma-packet-loss: every rank's device here is rdma_lo"),
+            std::string::npos)
+      << rdma.output();
 }
 
 TEST(LaunchOverRdma, ProbeOverRdmaWritesALinkCard) {
