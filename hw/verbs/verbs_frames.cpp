@@ -10,7 +10,7 @@ namespace hw {
 namespace {
 
 constexpr std::uint32_t kFrameMagic = 0x3146564d;  // "MVF1"
-constexpr std::uint32_t kHasBytes = 1, kCreditOnly = 2;
+constexpr std::uint32_t kHasBytes = 1, kCreditOnly = 2, kAsks = 4;
 
 // Fixed little-endian layout: magic, flags, tag, chunk, credits, pad, size, sequence.
 void write_header(std::span<std::byte> frame, std::uint32_t flags, std::int32_t tag, std::uint32_t chunk,
@@ -54,8 +54,8 @@ void pack_frame(std::span<std::byte> frame, int tag, const engine::Payload& mess
   std::memset(body + (has_bytes ? chunk : 0), 0, cap - (has_bytes ? chunk : 0));
 }
 
-void pack_credit_frame(std::span<std::byte> frame, std::uint64_t sequence, std::uint32_t credits) {
-  write_header(frame, kCreditOnly, 0, 0, credits, 0, sequence);
+void pack_credit_frame(std::span<std::byte> frame, std::uint64_t sequence, std::uint32_t credits, bool asks) {
+  write_header(frame, kCreditOnly | (asks ? kAsks : 0), 0, 0, credits, 0, sequence);
   std::memset(frame.data() + kFrameHeaderBytes, 0, frame.size() - kFrameHeaderBytes);
 }
 
@@ -73,12 +73,14 @@ FrameHeader read_frame_header(std::span<const std::byte> frame) {
   std::memcpy(&h.message_bytes, p + 24, 8);
   std::memcpy(&h.sequence, p + 32, 8);
   if (magic != kFrameMagic) throw FrameError("frame without the meshinfer magic");
-  if ((flags & ~(kHasBytes | kCreditOnly)) != 0) throw FrameError(fmt::format("frame with unknown flags {:#x}", flags));
+  if ((flags & ~(kHasBytes | kCreditOnly | kAsks)) != 0 || ((flags & kAsks) && !(flags & kCreditOnly)))
+    throw FrameError(fmt::format("frame with unknown flags {:#x}", flags));
   if (h.message_bytes > kMaxMessageBytes)
     throw FrameError(
         fmt::format("frame claims a {}-byte message, over the {}-byte limit", h.message_bytes, kMaxMessageBytes));
   h.has_bytes = (flags & kHasBytes) != 0;
   h.credit_only = (flags & kCreditOnly) != 0;
+  h.asks = (flags & kAsks) != 0;
   if (h.chunk_bytes > frame_capacity(frame.size()) || h.chunk_bytes > h.message_bytes)
     throw FrameError(fmt::format("frame claims {} bytes of a {}-byte message in a {}-byte stride", h.chunk_bytes,
                                  h.message_bytes, frame.size()));

@@ -23,6 +23,7 @@ inline constexpr std::size_t kMaxFrameStride = 512 * 1024;  // macOS 26.3+
 struct FrameHeader {
   bool has_bytes = false;    // the message carries real bytes (else size only)
   bool credit_only = false;  // no message content: only returns credits
+  bool asks = false;         // the sender waits on us and has heard nothing: answer with any frame
   std::int32_t tag = 0;
   std::uint32_t chunk_bytes = 0;  // message bytes in this frame
   std::uint32_t credits = 0;      // receive slots the sender has reposted for us
@@ -40,8 +41,8 @@ std::uint64_t frames_for(std::uint64_t message_bytes, std::size_t stride);
 // REQUIRES: index < frames_for(message.size, frame.size()).
 void pack_frame(std::span<std::byte> frame, int tag, const engine::Payload& message, std::uint64_t index,
                 std::uint64_t sequence, std::uint32_t credits);
-// A frame that only returns credits.
-void pack_credit_frame(std::span<std::byte> frame, std::uint64_t sequence, std::uint32_t credits);
+// A frame that only returns credits; `asks` for a frame in return (FrameHeader::asks).
+void pack_credit_frame(std::span<std::byte> frame, std::uint64_t sequence, std::uint32_t credits, bool asks);
 // Throws FrameError when the frame is not one of ours, has unknown flags or
 // claims more than its stride or kMaxMessageBytes.
 FrameHeader read_frame_header(std::span<const std::byte> frame);

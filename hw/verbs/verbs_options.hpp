@@ -19,6 +19,10 @@ struct VerbsOptions {
   QpType qp_type = QpType::kUC;
   double setup_timeout_s = 30;  // endpoint exchange and the barrier after it
   double peer_timeout_s = 30;   // a peer that frees no credit or send slot this long has failed
+  // A receive that hears nothing from its peer this long asks it for a frame:
+  // UC resends nothing, so a frame lost at the end of a burst shows as a gap
+  // only when a later frame arrives, and the peer may have nothing more to send.
+  double ask_after_s = 0.2;
 };
 
 }  // namespace hw

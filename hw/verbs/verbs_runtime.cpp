@@ -109,10 +109,20 @@ engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
       // Silence on the verbs side: the peer may have moved to the side channel, or closed it (gone).
       if (auto message = from_side(src, tag)) return std::move(*message);
       if (!p.failure.empty()) continue;
+      ask_if_silent(src);  // before giving up: callers wait in short slices
       if (Clock::now() >= until) throw engine::Timeout(src, tag, timeout_s);
     }
     progress(std::min(until, Clock::now() + std::chrono::milliseconds(100)), src, tag);
   }
+}
+
+void VerbsRuntime::ask_if_silent(int peer) {
+  Peer& p = peers_[peer];
+  const auto now = Clock::now();
+  if (now - p.heard_at < std::chrono::duration<double>(options_.ask_after_s)) return;
+  p.heard_at = now;  // the next ask after as long again
+  p.asking = true;
+  step(peer);
 }
 
 void VerbsRuntime::meet_failure(int peer) {
@@ -198,6 +208,8 @@ bool VerbsRuntime::step(int peer) {
 void VerbsRuntime::on_frame(int peer, std::span<const std::byte> frame) {
   Peer& p = peers_[peer];
   const FrameHeader h = read_frame_header(frame);
+  p.heard_at = Clock::now();
+  p.owes_answer |= h.asks;
   p.credits.on_frame(h.credits);
   auto message = p.assembler.accept(h, frame);
   if (!message) return p.credits.consume();  // copied into the message under way, or only credits
@@ -218,12 +230,16 @@ bool VerbsRuntime::push(int peer) {
     moved = true;
     if (++m.next_frame == m.frames) p.out.pop_front();
   }
-  if (p.credits.should_return_credits()) {
+  if (moved) p.owes_answer = false;  // a data frame answers an ask as well
+  // An ask or its answer never takes the credit kept for returning credits.
+  const bool optional = (p.asking || p.owes_answer) && p.credits.can_send_data();
+  if (p.credits.should_return_credits() || optional) {
     const std::span<std::byte> frame = p.link->next_send_frame();
     if (!frame.empty()) {
       const std::uint32_t grant = p.credits.spend();
-      pack_credit_frame(frame, p.next_sequence++, grant);
+      pack_credit_frame(frame, p.next_sequence++, grant, p.asking);
       p.link->post_next_send();
+      p.asking = p.owes_answer = false;
       moved = true;
     }
   }

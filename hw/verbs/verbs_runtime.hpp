@@ -2,7 +2,9 @@
 // one queue pair per peer, two-sided SEND/RECV of fixed-stride frames, credit
 // flow control, every completion checked and every wait bounded. Endpoints
 // are exchanged over a side channel (a TcpRuntime connected to every peer).
-// A failed completion or a silent peer raises PeerFailure for that rank. The
+// A failed completion, a silent peer or a gap in a peer's frame sequence (UC
+// resends nothing; a receive that hears nothing asks the peer for a frame, so
+// a lost last frame shows too) raises PeerFailure for that rank. The
 // side channel is also the secondary network: a peer whose queue pair failed,
 // and every peer once the engine falls back, is reached over it.
 #pragma once
@@ -67,7 +69,10 @@ class VerbsRuntime : public engine::Runtime {
     FrameAssembler assembler;
     std::uint64_t next_sequence = 0;
     std::optional<Clock::time_point> stalled_since;
-    bool on_side = false;  // its messages go over the side channel
+    Clock::time_point heard_at = Clock::now();  // its last frame, or our last ask
+    bool asking = false;                        // send it a frame that asks for one
+    bool owes_answer = false;                   // it asked us for a frame
+    bool on_side = false;                       // its messages go over the side channel
   };
 
   void connect_all(engine::Runtime& side_channel, VerbsApi& api);
@@ -77,6 +82,8 @@ class VerbsRuntime : public engine::Runtime {
   bool step(int peer);
   bool push(int peer);
   void on_frame(int peer, std::span<const std::byte> frame);
+  // A receive from `peer` that has heard nothing for options_.ask_after_s asks it for a frame.
+  void ask_if_silent(int peer);
   void check_stall(int peer, bool moved);
   // `peer`'s queue pair failed: the first such failure raises PeerFailure, so
   // the engine detects it and applies its policy; from then on the peer is

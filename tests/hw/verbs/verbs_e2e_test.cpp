@@ -7,7 +7,11 @@
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <thread>
 #include <tuple>
 
 #include "engine/compute/random_model.hpp"
@@ -39,13 +43,16 @@ using Case = std::tuple<int, hw::QpType, std::size_t>;  // ranks, queue pair typ
 class VerbsEndToEnd : public testing::TestWithParam<Case> {};
 
 // `work` on every rank of a VerbsRuntime world on `device`, shaped by `c`,
-// each rank a process with a TCP side channel.
+// each rank a process with a TCP side channel; `before_open(rank)` runs in the
+// rank's process before its device opens.
 template <typename Work>
-auto run_over_verbs(const std::string& device, const Case& c, Work work) {
+auto run_over_verbs(const std::string& device, const Case& c, Work work,
+                    const std::function<void(int rank)>& before_open = nullptr) {
   const int n = std::get<0>(c);
   return testsupport::run_tcp_cluster(
       n,
       [&](engine::Runtime& side) {
+        if (before_open) before_open(side.rank());
         hw::VerbsOptions o;
         o.devices.assign(n, device);
         o.devices[side.rank()].reset();
@@ -106,6 +113,44 @@ TEST_P(VerbsEndToEnd, TinyModelTokensMatchTcp) {
   ASSERT_TRUE(over_tcp[0].ok) << over_tcp[0].output;
   EXPECT_FALSE(over_tcp[0].output.empty());
   EXPECT_EQ(over_verbs[0].output, over_tcp[0].output);
+}
+
+// UC resends nothing: a message lost at the end of a burst, with nothing
+// after it, is found when the waiting receiver asks its peer for a frame and
+// the answer shows the gap, not when the receive times out. Rank 1's device
+// loses everything it sends while its SOFTRDMA_FAULT_FILE says so (softrdma
+// reads the file every 100 ms).
+TEST(VerbsLoss, AMessageLostWithNothingAfterItIsFoundByAskingNotByTimingOut) {
+  const std::string device = rdma_device();
+  if (device.empty()) SKIP_UNLESS_CI_PROVIDES(true, kNoDevice);  // CI links softrdma: rdma_lo
+  const std::string faults = testsupport::fresh_dir("verbs-ask") + "/rank1-faults";
+  const auto losing = [&](bool all) {
+    std::ofstream(faults) << (all ? "* 1 0\n" : "* 0 0\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  };
+  const auto rank1_reads_faults = [&](int rank) {
+    if (rank == 1) setenv("SOFTRDMA_FAULT_FILE", faults.c_str(), 1);
+  };
+  const auto work = [&](engine::Runtime& rt) -> std::string {
+    if (rt.rank() == 1) {
+      losing(true);
+      rt.send(0, 7, engine::Payload::of(std::vector<std::byte>(100)));
+      losing(false);
+      rt.sleep_for(5);  // answers rank 0's asks meanwhile
+      return "sent";
+    }
+    try {
+      rt.recv(1, 7, 20);
+      return "received what was lost";
+    } catch (const engine::PeerFailure& e) {
+      return e.what();
+    } catch (const engine::Timeout& e) {
+      return std::string("timed out: ") + e.what();
+    }
+  };
+  const auto result = run_over_verbs(device, Case{2, hw::QpType::kUC, 4096}, work, rank1_reads_faults);
+  ASSERT_TRUE(result[0].ok) << result[0].output;
+  EXPECT_NE(result[0].output.find("a frame was lost"), std::string::npos) << result[0].output;
 }
 
 }  // namespace

@@ -97,14 +97,27 @@ TEST(Frames, MessagesFollowOneAnotherOnTheSameSequence) {
 
 TEST(Frames, CreditFramesCarryCreditsAndNoMessage) {
   std::vector<std::byte> frame(4096);
-  hw::pack_credit_frame(frame, 0, 17);
+  hw::pack_credit_frame(frame, 0, 17, false);
   const hw::FrameHeader h = hw::read_frame_header(frame);
   EXPECT_TRUE(h.credit_only);
+  EXPECT_FALSE(h.asks);
   EXPECT_EQ(h.credits, 17u);
   hw::FrameAssembler assembler;
   EXPECT_FALSE(assembler.accept(h, frame).has_value());
   // It still took sequence number 0: the next message starts at 1.
   EXPECT_TRUE(send_through(assembler, 4096, 3, patterned(10), 1).received.has_value());
+}
+
+// A receiver that hears nothing asks for a frame on a credit frame; only a credit frame may ask.
+TEST(Frames, OnlyACreditFrameAsksForAFrameInReturn) {
+  std::vector<std::byte> frame(4096);
+  hw::pack_credit_frame(frame, 5, 2, true);
+  const hw::FrameHeader h = hw::read_frame_header(frame);
+  EXPECT_TRUE(h.credit_only && h.asks);
+  EXPECT_EQ(h.sequence, 5u);
+  hw::pack_frame(frame, 1, patterned(10), 0, 6, 0);
+  frame[4] |= std::byte{4};  // the ask flag on a data frame
+  EXPECT_THROW(hw::read_frame_header(frame), hw::FrameError);
 }
 
 TEST(Frames, ALostFrameIsDetected) {
