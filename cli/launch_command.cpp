@@ -63,8 +63,7 @@ int launch(const LaunchOptions& o) {
   if (const auto refusal = hw::packet_loss_refusal(l.scenario, !o.rdma_device.empty(), false))
     throw engine::InputError(o.scenario, refusal->json_path, refusal->reason);
   hw::StackFailureSwitch stack_failure(l.scenario, out);
-  hw::PacketLossSwitch packet_loss(l.scenario, out,
-                                   [](const engine::FaultSpec&) { return std::vector<std::string>{"*"}; });
+  hw::PacketLossSwitch packet_loss(l.scenario, out, nullptr);  // no cable targets: refused above
   const bool switched = (stack_failure.armed() || packet_loss.armed()) && !o.rdma_device.empty();
   const std::string log = out + "/applied-faults.jsonl";
   if (switched) std::ofstream(log, std::ios::trunc) << "";

@@ -86,7 +86,6 @@ int launch_netns(const NetnsLaunch& o) {
   const std::string secret = hw::make_cluster_secret();  // on each rank's stdin, never a command line
   // rdma-packet-loss on a cable: softrdma's devices at its two ends, named by their addresses.
   hw::PacketLossSwitch packet_loss(l.scenario, out, [&](const engine::FaultSpec& f) {
-    if (f.target.empty()) return std::vector<std::string>{"*"};
     return std::vector<std::string>{mesh.address_towards(f.node, f.peer), mesh.address_towards(f.peer, f.node)};
   });
   std::vector<std::vector<std::string>> commands;

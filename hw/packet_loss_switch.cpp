@@ -26,14 +26,15 @@ std::optional<Refusal> packet_loss_refusal(const engine::Scenario& s, bool softr
   return std::nullopt;
 }
 
-PacketLossSwitch::PacketLossSwitch(const engine::Scenario& s, const std::string& dir, const Ends& ends)
+PacketLossSwitch::PacketLossSwitch(const engine::Scenario& s, const std::string& dir, const CableEnds& cable_ends)
     : path_(dir + "/softrdma-faults") {
   for (const engine::FaultSpec& f : s.faults) {
     if (f.kind != FaultKind::kRdmaPacketLoss) continue;
     const std::string where = f.target.empty() ? "every RDMA cable" : f.target;
+    const std::vector<std::string> ends = f.target.empty() ? std::vector<std::string>{"*"} : cable_ends(f);
     const std::string kind = engine::to_string(f.kind);
     steps_.push_back({f.at_s,
-                      ends(f),
+                      ends,
                       f.loss,
                       f.reorder,
                       {0, kind, f.target,
@@ -41,7 +42,7 @@ PacketLossSwitch::PacketLossSwitch(const engine::Scenario& s, const std::string&
                                    100 * f.reorder, where)}});
     if (f.duration_s > 0)
       steps_.push_back({f.at_s + f.duration_s,
-                        ends(f),
+                        ends,
                         0,
                         0,
                         {0, kind + "-ended", f.target, "no packet lost or reordered on " + where}});

@@ -26,11 +26,13 @@ std::optional<Refusal> packet_loss_refusal(const engine::Scenario& s, bool softr
 
 class PacketLossSwitch {
  public:
-  // The IPv4 addresses of the devices at both ends of fault f's cable; {"*"} for every device.
-  using Ends = std::function<std::vector<std::string>(const engine::FaultSpec& f)>;
+  // The IPv4 addresses of the devices at both ends of fault f's cable.
+  using CableEnds = std::function<std::vector<std::string>(const engine::FaultSpec& f)>;
   // The steps of `s`'s rdma-packet-loss faults, the file in `dir` (removed now
-  // if an earlier run left it). REQUIRES: !packet_loss_refusal(s, true, ...).
-  PacketLossSwitch(const engine::Scenario& s, const std::string& dir, const Ends& ends);
+  // if an earlier run left it). A fault without a target reaches every device
+  // ("*"); `cable_ends` is asked only for faults with one.
+  // REQUIRES: !packet_loss_refusal(s, true, ...); cable_ends set if a fault has a target.
+  PacketLossSwitch(const engine::Scenario& s, const std::string& dir, const CableEnds& cable_ends);
 
   bool armed() const { return !steps_.empty(); }
   // NAME=VALUE to put in every rank's environment.
