@@ -1,7 +1,10 @@
 #include "engine/portable_math.hpp"
 
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 
 namespace engine::portable {
 
@@ -98,6 +101,33 @@ double powi(double x, int n) {
   for (unsigned k = n < 0 ? -static_cast<unsigned>(n) : n; k > 0; k >>= 1, base *= base)
     if (k & 1) result *= base;
   return result;
+}
+
+std::optional<double> parse_decimal(std::string_view text) {
+  std::size_t i = 0;
+  const auto digits = [&] {
+    const std::size_t from = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    return i - from;
+  };
+  if (i < text.size() && text[i] == '-') ++i;
+  std::size_t mantissa = digits();
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return std::nullopt;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (digits() == 0) return std::nullopt;
+  }
+  if (i != text.size()) return std::nullopt;
+  // strtod rounds correctly on glibc and macOS alike; the grammar above leaves it no
+  // locale-dependent text (meshinfer never leaves the "C" locale).
+  const double v = std::strtod(std::string(text).c_str(), nullptr);
+  if (!std::isfinite(v)) return std::nullopt;
+  return v;
 }
 
 }  // namespace engine::portable

@@ -4,6 +4,9 @@
 // For values that reach a report; within a few ulp of the true result.
 #pragma once
 
+#include <optional>
+#include <string_view>
+
 namespace engine::portable {
 
 double exp(double x);
@@ -14,5 +17,9 @@ double sin(double x);
 double cos(double x);
 // x to the n, by repeated squaring.
 double powi(double x, int n);
+// The number all of `text` spells, "[-]digits[.digits][(e|E)[+-]digits]" as
+// std::from_chars reads it, correctly rounded; none when it spells none or
+// overflows. libc++ before LLVM 20 (Apple's too) has no floating-point from_chars.
+std::optional<double> parse_decimal(std::string_view text);
 
 }  // namespace engine::portable

@@ -14,6 +14,7 @@
 
 #include "engine/error.hpp"
 #include "engine/json_input.hpp"
+#include "engine/portable_math.hpp"
 
 namespace engine {
 
@@ -149,25 +150,24 @@ struct Instant {
   double since(const Instant& o) const { return static_cast<double>(whole - o.whole) + (frac - o.frac); }
 };
 
-// A number of seconds as from_chars reads it; "[-]digits[.digits]" split exactly.
+// A number of seconds as portable::parse_decimal reads it; "[-]digits[.digits]" split exactly.
 std::optional<Instant> parse_seconds(std::string_view text) {
-  double v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) return std::nullopt;
+  const std::optional<double> number = portable::parse_decimal(text);
+  if (!number) return std::nullopt;
+  const double v = *number;
   const bool negative = text.starts_with('-');
   const std::string_view digits = text.substr(negative);
   const auto dot = digits.find('.');
   const std::string_view integer = digits.substr(0, dot);
   Instant t;
-  if (integer.find_first_not_of("0123456789") != std::string_view::npos ||
+  if (digits.find_first_of("eE") != std::string_view::npos ||
       std::from_chars(integer.data(), integer.data() + integer.size(), t.whole).ec != std::errc()) {
     t.whole = static_cast<long long>(std::floor(v));  // an exponent form: as exact as its double
     t.frac = v - static_cast<double>(t.whole);
     return t;
   }
   if (dot != std::string_view::npos) {
-    const std::string fraction = "0" + std::string(digits.substr(dot));
-    std::from_chars(fraction.data(), fraction.data() + fraction.size(), t.frac);
+    t.frac = portable::parse_decimal("0" + std::string(digits.substr(dot))).value_or(0);
   }
   if (negative) {
     t.whole = -t.whole;

@@ -1,6 +1,7 @@
-#include <charconv>
 #include <sstream>
+#include <string_view>
 
+#include "engine/portable_math.hpp"
 #include "hw/doctor/parsers.hpp"
 
 namespace hw::doctor {
@@ -14,9 +15,9 @@ double number_after(const std::string& line, const std::string& key) {
   const auto at = line.find(key);
   if (at == std::string::npos) return 0;
   const auto digit = line.find_first_of("0123456789", at + key.size());
-  double v = 0;
-  if (digit != std::string::npos) std::from_chars(line.data() + digit, line.data() + line.size(), v);
-  return v;
+  if (digit == std::string::npos) return 0;
+  const auto end = line.find_first_not_of("0123456789.", digit);
+  return engine::portable::parse_decimal(std::string_view(line).substr(digit, end - digit)).value_or(0);
 }
 
 }  // namespace

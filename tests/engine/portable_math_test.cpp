@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 namespace {
 
@@ -41,6 +42,19 @@ TEST(PortableMath, IntegerPowersAreExactWhereTheResultIsRepresentable) {
   EXPECT_EQ(pm::powi(2, -10), 1.0 / 1024);
   EXPECT_EQ(pm::powi(7, 0), 1);
   EXPECT_LE(ulps(pm::powi(0.96875, 500), std::pow(0.96875, 500)), 64);
+}
+
+// What std::from_chars reads, rounded as the compiler rounds the same literal.
+TEST(PortableMath, ParseDecimalReadsWhatFromCharsReadsRoundedCorrectly) {
+  EXPECT_EQ(pm::parse_decimal("0.1"), 0.1);
+  EXPECT_EQ(pm::parse_decimal("-2.5E+3"), -2500);
+  EXPECT_EQ(pm::parse_decimal("1700000000.6805901"), 1700000000.6805901);
+  EXPECT_EQ(pm::parse_decimal(".5"), 0.5);
+  EXPECT_EQ(pm::parse_decimal("7."), 7);
+  EXPECT_EQ(pm::parse_decimal("4.9e-324"), std::numeric_limits<double>::denorm_min());
+  EXPECT_EQ(pm::parse_decimal("2.2250738585072011e-308"), 2.2250738585072011e-308);  // a hard case for rounding
+  for (const char* bad : {"", "-", ".", "1e", "1e+", "+1", " 1", "1 ", "inf", "nan", "0x1p3", "1e999", "1,5", "--1"})
+    EXPECT_FALSE(pm::parse_decimal(bad)) << "'" << bad << "'";
 }
 
 }  // namespace

@@ -64,11 +64,12 @@ TEST(RequestTrace, DatesKeepTheirTenthsOfAMicrosecondAndNegativeSecondsOrderCorr
   EXPECT_NEAR(r[1].arrival_s, 1e-7, 1e-12);
   const auto n = read_request_trace(log_file("neg.csv",
                                              "arrival_s,prompt_tokens,output_tokens\n"
-                                             "-0.25,1,1\n-1.5,2,2\n1e1,3,3\n"));
-  ASSERT_EQ(n.size(), 3u);
+                                             "-0.25,1,1\n-1.5,2,2\n1e1,3,3\n1.25e1,4,4\n"));
+  ASSERT_EQ(n.size(), 4u);
   EXPECT_EQ(n[0].prompt_tokens, 2);
   EXPECT_EQ(n[1].arrival_s, 1.25);
   EXPECT_EQ(n[2].arrival_s, 11.5);
+  EXPECT_EQ(n[3].arrival_s, 14);  // 12.5, not 1 + 0.25e1
 }
 
 TEST(RequestTrace, BurstGptColumnsAmongOthersAndQuotedFields) {
@@ -111,6 +112,8 @@ TEST(RequestTrace, BadRowsAreRefusedWithFileLineAndReason) {
                  "TIMESTAMP '16/11/2023 18:15' is not a time like 2023-11-16 18:15:46.68");
   expect_refused(log_file("e.jsonl", "{\"arrival_s\": 1, \"prompt_tokens\": 2, \"output_tokens\": 3}\n[1]\n"), "line 2",
                  "is not a JSON object");
+  expect_refused(log_file("g.csv", "arrival_s,prompt_tokens,output_tokens\n0x10,1,1\n"), "line 2",
+                 "arrival_s '0x10' is not a number of seconds");
   expect_refused(log_file("f.csv", "time,in,out\n1,2,3\n"), "line 1",
                  "no known column layout in time, in, out; known: meshinfer (arrival_s");
   try {
