@@ -6,7 +6,7 @@
 # scenario with it under qemu-user and with the native build ($BUILD_DIR, default build),
 # and diffs what each wrote: report.json, report.md, trace.json, report.html and the
 # console output. Prints one row per scenario; exit 0 when every byte is the same.
-# Both binaries come from the same tree, so the build's git id needs no masking.
+# Both binaries come from the same tree, configured together, so the git id needs no masking.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -44,7 +44,8 @@ cmake -S "$root" -B "$arm" -DCMAKE_TOOLCHAIN_FILE="$arm/toolchain.cmake" -DCMAKE
   "${launcher[@]}" >"$arm/configure.log" 2>&1 || { tail -30 "$arm/configure.log"; exit 2; }
 echo "cross-arch: building $arm/cli/meshinfer (aarch64) and $build/cli/meshinfer (native)"
 cmake --build "$arm" -j "$jobs" --target meshinfer >"$arm/build.log" 2>&1 || { tail -30 "$arm/build.log"; exit 2; }
-[[ -f $build/CMakeCache.txt ]] || cmake -S "$root" -B "$build" "${launcher[@]}" >/dev/null
+# Configured every time too, so both builds carry the tree's present git id (reports print it).
+cmake -S "$root" -B "$build" "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$jobs" --target meshinfer >"$arm/native-build.log" 2>&1 || { tail -30 "$arm/native-build.log"; exit 2; }
 readelf -h "$arm/cli/meshinfer" | grep -q AArch64 || { echo "cross-arch: $arm/cli/meshinfer is not aarch64" >&2; exit 2; }
 
