@@ -3,6 +3,7 @@
 # test programs. Benchmarks build with `make bench`.
 BUILD_DIR ?= build
 POSIX_DIR ?= build-posix
+LIBCXX_DIR ?= build-libcxx
 JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu)
 SCENARIO ?= scenarios/default.json
 
@@ -35,15 +36,23 @@ endif
 # On Linux, the hw and cli tests once more as close to macOS as Linux allows:
 # clang, and hw/platform.cpp's portable POSIX branches instead of the Linux
 # extras. Unoptimized, without debug info: it checks behaviour, and builds fast.
+# Then the hw tests that need no simulator against libc++ as well (Debian's
+# SimGrid is libstdc++'s), running the CLI of the first build.
+POSIX_FLAGS = -DMESHINFER_POSIX_ONLY=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 posix-test: deps
-	@cmake -S . -B $(POSIX_DIR) -DMESHINFER_POSIX_ONLY=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 \
-	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+	@cmake -S . -B $(POSIX_DIR) $(POSIX_FLAGS) >/dev/null
 	@cmake --build $(POSIX_DIR) -j $(JOBS) --target hw_tests cli_tests
-	@cd $(POSIX_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 -L 'hw|cli'; status=$$?; \
-	  cd $(CURDIR) && scripts/skipped-tests $(POSIX_DIR); exit $$status
+	@cmake -S . -B $(LIBCXX_DIR) $(POSIX_FLAGS) -DMESHINFER_LIBCXX=ON -DMESHINFER_CLI=$(CURDIR)/$(POSIX_DIR)/cli/meshinfer >/dev/null
+	@cmake --build $(LIBCXX_DIR) -j $(JOBS) --target hw_tests
+	@status=0; \
+	  for dir in $(POSIX_DIR) $(LIBCXX_DIR); do \
+	    (cd $$dir && ctest --output-on-failure -j $(JOBS) --timeout 600 -L 'hw|cli') || status=1; \
+	    scripts/skipped-tests $$dir || status=1; \
+	  done; exit $$status
 
 bench: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target benchmarks
 
 clean:
-	rm -rf $(BUILD_DIR) $(POSIX_DIR)
+	rm -rf $(BUILD_DIR) $(POSIX_DIR) $(LIBCXX_DIR)
