@@ -12,6 +12,8 @@ namespace hw {
 
 class CpuQuota {
  public:
+  // The least quota the kernel takes: 1 ms of CPU per 100 ms period.
+  static constexpr double kLeastCpus = 0.01;
   // Why no quota can be set here ("" when it can): no cpu controller, not
   // writable.
   static std::string unavailable_reason();
@@ -26,7 +28,7 @@ class CpuQuota {
 
   // Moves `pid` (all its threads) into the group and lets it use `cpus` of
   // one CPU's time per 100 ms period; cpus <= 0: no limit. Throws when a write
-  // fails.
+  // fails. REQUIRES: cpus <= 0 or cpus >= kLeastCpus.
   void limit(pid_t pid, double cpus);
 
  private:

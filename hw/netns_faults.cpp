@@ -17,6 +17,15 @@ namespace hw {
 
 using engine::FaultKind;
 
+namespace {
+
+// The CPUs of this machine each rank has: what a node-slow's factor scales.
+double cpu_share(const engine::Scenario& s) {
+  return std::max(1u, std::thread::hardware_concurrency()) / static_cast<double>(s.nodes.size());
+}
+
+}  // namespace
+
 std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
   if (s.fabric.type != engine::FabricType::kFullMesh)
     return Refusal{"/cluster/fabric/type",
@@ -29,6 +38,11 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
     const engine::FaultSpec& f = s.faults[i];
     std::string why;
     if (f.kind == FaultKind::kNodeSlow) {
+      if (const double cpus = f.factor * cpu_share(s); cpus < CpuQuota::kLeastCpus)
+        return Refusal{fmt::format("/faults/{}/factor", i),
+                       fmt::format("node-slow: x{} of a rank's {:.3g} CPU here is {:.3g} CPU, below the least quota "
+                                   "the kernel sets ({} CPU, 1 ms per 100 ms)",
+                                   f.factor, cpu_share(s), cpus, CpuQuota::kLeastCpus)};
       if (const std::string no = CpuQuota::unavailable_reason(); !no.empty())
         why = "slowing a rank needs a cgroup CPU quota: " + no;
     } else if (f.kind == FaultKind::kTcpInstability)
@@ -71,7 +85,7 @@ NetnsFaults::NetnsFaults(const engine::Scenario& s, CableSwitch& cables, double 
     : cables_(cables),
       rate_bps_(rate_bps),
       deadline_s_(s.deadline_s),
-      cpu_share_(std::max(1u, std::thread::hardware_concurrency()) / static_cast<double>(s.nodes.size())),
+      cpu_share_(cpu_share(s)),
       boot_s_(std::move(boot_s)),
       stopped_(s.nodes.size(), false),
       restarted_(s.nodes.size(), false) {
