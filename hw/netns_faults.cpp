@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "engine/tcp_instability.hpp"
 #include "hw/netns_mesh.hpp"
 
 namespace hw {
@@ -45,9 +46,7 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
                                    f.factor, cpu_share(s), cpus, CpuQuota::kLeastCpus)};
       if (const std::string no = CpuQuota::unavailable_reason(); !no.empty())
         why = "slowing a rank needs a cgroup CPU quota: " + no;
-    } else if (f.kind == FaultKind::kTcpInstability)
-      why = "the two nodes it reboots are drawn by the simulator's seed, not shared with the launcher yet";
-    else if (f.kind == FaultKind::kRdmaStackFailure)
+    } else if (f.kind == FaultKind::kRdmaStackFailure)
       why = "launch --netns does not fail an RDMA stack yet; launch --local N --rdma-device does (softrdma's switch)";
     if (!why.empty()) return Refusal{fmt::format("/faults/{}/kind", i), engine::to_string(f.kind) + ": " + why};
   }
@@ -89,16 +88,25 @@ NetnsFaults::NetnsFaults(const engine::Scenario& s, CableSwitch& cables, double 
       boot_s_(std::move(boot_s)),
       stopped_(s.nodes.size(), false),
       restarted_(s.nodes.size(), false) {
-  for (const engine::FaultSpec& f : s.faults) add(f);
+  for (const engine::FaultSpec& f : s.faults) add(s, f);
   std::stable_sort(steps_.begin(), steps_.end(), [](const Step& x, const Step& y) { return x.at_s < y.at_s; });
 }
 
 // The steps of one fault, noted as sim/fault_injector.cpp notes them.
-void NetnsFaults::add(const engine::FaultSpec& f) {
+void NetnsFaults::add(const engine::Scenario& s, const engine::FaultSpec& f) {
   const std::string kind = engine::to_string(f.kind);
   const auto step = [&](double at, Op op, const std::string& k, const std::string& detail, double factor = 1,
                         Change change = Change::kHold) {
     steps_.push_back({at, op, f.node, f.peer, change, factor, {0, k, k.empty() ? "" : f.target, detail}});
+  };
+  const auto restart = [&](int node, const std::string& cause) {  // as sim/fault_injector.cpp's restart
+    const std::string& name = s.nodes.at(node).name;
+    const auto on_node = [&](double at, Op op, const std::string& k, const std::string& detail) {
+      steps_.push_back({at, op, node, -1, Change::kHold, 1, {0, k, name, detail}});
+    };
+    on_node(f.at_s, Op::kKill, to_string(FaultKind::kNodeCrash), cause);
+    on_node(f.at_s + boot_s_.at(node), Op::kRestart, "node-up",
+            "booted; its rank started again, which the instance does not re-admit");
   };
   const auto cable = [&](double at, Change change, const std::string& k, const std::string& detail) {
     step(at, Op::kCable, k, detail, 1, change);
@@ -140,10 +148,11 @@ void NetnsFaults::add(const engine::FaultSpec& f) {
            f.factor);
       if (f.duration_s > 0) step(until, Op::kThrottle, "node-speed-restored", "full speed", 1);
       break;
-    case FaultKind::kNodeRestart:  // noted as sim/fault_injector.cpp's restart notes it
-      step(f.at_s, Op::kKill, to_string(FaultKind::kNodeCrash), "restarted");
-      step(f.at_s + boot_s_.at(f.node), Op::kRestart, "node-up",
-           "booted; its rank started again, which the instance does not re-admit");
+    case FaultKind::kNodeRestart:
+      restart(f.node, "restarted");
+      break;
+    case FaultKind::kTcpInstability:
+      for (const int node : engine::tcp_instability_reboots(s, f)) restart(node, engine::kTcpPanic);
       break;
     case FaultKind::kNodeHang:
       step(f.at_s, Op::kStop, kind, "alive but silent");

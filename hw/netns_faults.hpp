@@ -3,11 +3,12 @@
 // its tbf rate scaled (link-degrade; its added latency is the ranks' own, see
 // engine::DelayedRuntime), a rank's process killed (node-crash), stopped and
 // continued (node-hang), held to a CPU quota (node-slow, hw::CpuQuota), or
-// killed and, once booted, started again (node-restart; the instance does not
-// re-admit it, as in simulation: its bootstrap is over). A cable comes back
-// only when the last fault holding it down ends (engine::CableHolds, the
-// simulator's rule). Each applied fault is an event as the simulator notes it,
-// at the real time it was applied.
+// killed and, once booted, started again (node-restart, and the two nodes a
+// tcp-instability reboots; the instance does not re-admit them, as in
+// simulation: its bootstrap is over). A cable comes back only when the last
+// fault holding it down ends (engine::CableHolds, the simulator's rule). Each
+// applied fault is an event as the simulator notes it, at the real time it was
+// applied.
 #pragma once
 
 #include <sys/types.h>
@@ -78,7 +79,7 @@ class NetnsFaults {
     double factor;           // kShape, kThrottle: the fraction of the rate or of one CPU kept
     engine::RunEvent event;  // noted when applied; kind empty: not noted (a flap's later cycles)
   };
-  void add(const engine::FaultSpec& f);
+  void add(const engine::Scenario& s, const engine::FaultSpec& f);
 
   CableSwitch& cables_;
   engine::CableHolds holds_;

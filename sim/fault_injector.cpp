@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <random>
 #include <simgrid/s4u.hpp>
 
 #include "engine/error.hpp"
+#include "engine/tcp_instability.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -135,17 +134,9 @@ void FaultInjector::apply(const engine::FaultSpec& f) {
       if (!w.card.switched) set_links(directions(cable_link_name(sim_.platform(), w.a, w.b)), false);
     note(kind, "", "every RDMA cable unusable until the whole cluster restarts");
   } else if (f.kind == FaultKind::kTcpInstability) {
-    // REFERENCE.md: TCP over Thunderbolt crashed and rebooted two Macs under load.
-    std::mt19937_64 rng(s_.seed ^ static_cast<unsigned long long>(f.at_s * 1e6));
-    std::vector<int> nodes(s_.nodes.size());
-    for (std::size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<int>(i);
-    // Fisher-Yates on the raw engine: std::shuffle differs between standard libraries.
-    for (std::size_t i = nodes.size(); i > 1; --i) std::swap(nodes[i - 1], nodes[rng() % i]);
-    for (std::size_t k = 0; k < std::min<std::size_t>(2, nodes.size()); ++k) {
-      const int node = nodes[k];
+    for (const int node : engine::tcp_instability_reboots(s_, f))
       sg4::Actor::create("tcp-reboot", sg4::Host::by_name(Simulation::kControlHost),
-                         [this, node] { restart(node, "kernel panic in the Thunderbolt TCP stack"); });
-    }
+                         [this, node] { restart(node, engine::kTcpPanic); });
   }
 }
 

@@ -168,17 +168,12 @@ TEST(Launch, ClusterOfTheWrongSizeIsRefusedBeforeStarting) {
 TEST(Launch, NetnsRefusesWhatRealProcessesCannotDoWithTheReason) {
   const std::string ci = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/ci/";
   const std::string dir = testsupport::fresh_dir("netns-refused");
-  nlohmann::json unstable = nlohmann::json::parse(testsupport::read_file(ci + "node-slow.json"));
-  unstable.erase("$schema");
-  unstable["faults"][0] = {{"at_s", 0.5}, {"kind", "tcp-instability"}};
   nlohmann::json crawling = nlohmann::json::parse(testsupport::read_file(ci + "node-slow.json"));
   crawling.erase("$schema");
   crawling["faults"][0]["factor"] = 1e-4;
   const std::vector<std::pair<std::string, std::string>> refused = {
       {ci + "link-down-reroute.json", "/recovery/policy: reroute: the TCP transport cannot relay"},
       {ci + "rdma-failure-fallback.json", "/recovery/policy: fallback: the netns mesh has no secondary network"},
-      {testsupport::write_json(dir, "tcp-instability", unstable),
-       "/faults/0/kind: tcp-instability: the two nodes it reboots are drawn by the simulator's seed"},
       {testsupport::write_json(dir, "crawling", crawling), "/faults/0/factor: node-slow: x0.0001 of a rank's"}};
   for (const auto& [file, reason] : refused) {
     const auto r = testsupport::run_cli("launch " + file + " --netns --out " + dir + "/out");

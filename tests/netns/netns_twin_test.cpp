@@ -8,8 +8,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 
+#include "engine/catalog.hpp"
+#include "engine/scenario.hpp"
+#include "engine/tcp_instability.hpp"
 #include "hw/netns_mesh.hpp"
 #include "support/cli_runner.hpp"
 #include "support/real_run.hpp"
@@ -46,36 +51,45 @@ class NetnsTwin : public NetnsTwinScenario, public testing::WithParamInterface<c
 
 json ci_scenario(const std::string& name) { return json::parse(testsupport::read_file(kCi + name + ".json")); }
 
-// Launches `s`'s twin on a netns mesh and simulates it on the probed card
-// (both worlds given the extra `cards`): `meshinfer compare` must find the two
-// runs in agreement. `noted_as`: the kind of the event that notes the fault
-// (default: the fault's). Returns the launch's output.
-std::string expect_twins_agree(const json& s, const std::string& name, const std::vector<std::string>& cards = {},
-                               const std::string& noted_as = "") {
-  const std::string dir = testsupport::fresh_dir("twin-" + name);
-  const auto model = testsupport::run_cli("make-model --out " + dir + "/tiny");
+// `s`'s twin launched on a netns mesh into `dir`/real and simulated into
+// `dir`/sim on the link card probed there, both worlds given the extra `cards`.
+struct Twins {
+  std::string dir, launched;  // launched: what the launch printed
+  json real, sim;             // their reports
+};
+Twins run_twins(const json& s, const std::string& name, const std::vector<std::string>& cards) {
+  Twins t{testsupport::fresh_dir("twin-" + name), "", {}, {}};
+  const auto model = testsupport::run_cli("make-model --out " + t.dir + "/tiny");
   EXPECT_EQ(model.exit_code, 0) << model.output;
-  const json twin = twin_of(s, name, dir + "/tiny");
   std::string with_cards;
   for (const auto& c : cards) with_cards += " --card " + c;
-  const std::string scenario = testsupport::write_json(dir, "s", twin);
-
-  const auto real =
-      testsupport::run_cli("launch " + scenario + with_cards + " --netns --out " + dir + "/real --timeout 120");
-  const json report = json::parse(testsupport::read_file(dir + "/real/report.json"));
-  int applied = 0;
-  const std::string kind = noted_as.empty() ? twin["faults"][0]["kind"].get<std::string>() : noted_as;
-  for (const auto& e : report["events"]) applied += e["kind"] == kind;
-  EXPECT_EQ(applied, 1) << "the scenario's one fault, applied by the launcher\n" << real.output;
-
-  const std::string card = dir + "/real/cards/tb5-rdma.json";
+  const std::string scenario = testsupport::write_json(t.dir, "s", twin_of(s, name, t.dir + "/tiny"));
+  t.launched =
+      testsupport::run_cli("launch " + scenario + with_cards + " --netns --out " + t.dir + "/real --timeout 120")
+          .output;
+  t.real = json::parse(testsupport::read_file(t.dir + "/real/report.json"));
+  const std::string card = t.dir + "/real/cards/tb5-rdma.json";
   const auto sim =
-      testsupport::run_cli("run --quiet " + scenario + with_cards + " --card " + card + " --out " + dir + "/sim");
+      testsupport::run_cli("run --quiet " + scenario + with_cards + " --card " + card + " --out " + t.dir + "/sim");
   EXPECT_EQ(sim.exit_code, 0) << sim.output;
+  t.sim = json::parse(testsupport::read_file(t.dir + "/sim/report.json"));
+  return t;
+}
+
+// The twins of `s` (run_twins): `meshinfer compare` must find the two runs in
+// agreement. `noted_as`: the kind of the event that notes the fault (default:
+// the fault's). Returns the launch's output.
+std::string expect_twins_agree(const json& s, const std::string& name, const std::vector<std::string>& cards = {},
+                               const std::string& noted_as = "") {
+  const Twins t = run_twins(s, name, cards);
+  int applied = 0;
+  const std::string kind = noted_as.empty() ? s["faults"][0]["kind"].get<std::string>() : noted_as;
+  for (const auto& e : t.real["events"]) applied += e["kind"] == kind;
+  EXPECT_EQ(applied, 1) << "the scenario's one fault, applied by the launcher\n" << t.launched;
   const auto compare =
-      testsupport::run_cli("compare --relative 1 " + dir + "/sim/report.json " + dir + "/real/report.json");
-  EXPECT_EQ(compare.exit_code, 0) << compare.output << "\n--- real run:\n" << real.output;
-  return real.output;
+      testsupport::run_cli("compare --relative 1 " + t.dir + "/sim/report.json " + t.dir + "/real/report.json");
+  EXPECT_EQ(compare.exit_code, 0) << compare.output << "\n--- real run:\n" << t.launched;
+  return t.launched;
 }
 
 TEST_P(NetnsTwin, SimulatedAndRealRunsAgreeOnOutcomesDecisionsAndTokens) {
@@ -95,20 +109,54 @@ TEST_F(NetnsTwinScenario, ALinkDegradeWithAddedLatencyAgrees) {
   expect_twins_agree(s, "link-degrade");
 }
 
+// The catalog's hardware card `name` booting in 1 s; a card replaces the catalog's of its file's name.
+std::string quick_boot(const std::string& name) {
+  json card = json::parse(
+      testsupport::read_file(std::string(MESHINFER_SOURCE_DIR) + "/scenarios/catalog/hardware/" + name + ".json"));
+  card["boot_s"] = 1;
+  return testsupport::write_json(testsupport::fresh_dir("quick-boot-" + name), name, card);
+}
+
 // node-crash-replan's crash as a restart, on a card that boots m4 in 1 s:
 // its rank is started again mid-run and, as in simulation, left out.
 TEST_F(NetnsTwinScenario, ARestartedNodeIsStartedAgainAndLeftOutOfTheInstance) {
   json s = ci_scenario("node-crash-replan");
   s["faults"][0]["kind"] = "node-restart";
-  json card = json::parse(
-      testsupport::read_file(std::string(MESHINFER_SOURCE_DIR) + "/scenarios/catalog/hardware/m3-ultra-256gb.json"));
-  card["boot_s"] = 1;
-  // A card replaces the catalog's of its file's name.
-  const std::string quick_boot = testsupport::write_json(testsupport::fresh_dir("quick-boot"), "m3-ultra-256gb", card);
-  const std::string launched = expect_twins_agree(s, "node-restart", {quick_boot}, "node-crash");
+  const std::string launched = expect_twins_agree(s, "node-restart", {quick_boot("m3-ultra-256gb")}, "node-crash");
   EXPECT_NE(launched.find("launch: rank 3 is pid"), std::string::npos) << launched;
   EXPECT_NE(launched.find("(started again)"), std::string::npos) << launched;
   EXPECT_NE(launched.find("applying node-up m4"), std::string::npos) << launched;
+}
+
+// TCP over Thunderbolt's kernel panic reboots the two nodes the scenario's seed
+// draws: the launcher reboots the same two, and every request ends alike, with
+// the same tokens. The recovery decisions may differ: the survivors see each
+// SIGKILL at once, one rank after the other, where the simulated machines lose
+// power and fall silent together (as coordinator-crash, below). The seed is the
+// first whose draw spares the coordinator.
+TEST_F(NetnsTwinScenario, ATcpInstabilityRebootsTheSameTwoNodesInBothWorlds) {
+  json s = ci_scenario("node-crash-replan");
+  s["faults"] = json::array({{{"at_s", 1.0}, {"kind", "tcp-instability"}}});
+  for (int seed = 1;; ++seed) {
+    s["seed"] = seed;
+    const engine::Scenario parsed = engine::parse_scenario(s.dump(), "twin", engine::Catalog::builtin());
+    const std::vector<int> rebooted = engine::tcp_instability_reboots(parsed, parsed.faults[0]);
+    if (std::find(rebooted.begin(), rebooted.end(), 0) == rebooted.end()) break;
+  }
+  const Twins t = run_twins(s, "tcp-instability", {quick_boot("m3-ultra-256gb"), quick_boot("m3-ultra-512gb")});
+  const auto rebooted = [](const json& report) {
+    std::set<std::string> nodes;
+    for (const auto& e : report["events"])
+      if (e["kind"] == "node-crash") nodes.insert(e["target"].get<std::string>());
+    return nodes;
+  };
+  EXPECT_EQ(rebooted(t.real).size(), 2u) << t.launched;
+  EXPECT_EQ(rebooted(t.real), rebooted(t.sim)) << t.launched;
+  ASSERT_EQ(t.real["requests"].size(), t.sim["requests"].size());
+  for (std::size_t i = 0; i < t.sim["requests"].size(); ++i) {
+    EXPECT_EQ(t.real["requests"][i]["status"], t.sim["requests"][i]["status"]) << "request " << i;
+    EXPECT_EQ(t.real["requests"][i]["output_ids"], t.sim["requests"][i]["output_ids"]) << "request " << i;
+  }
 }
 
 // Not yet a twin (issue-18 note): coordinator-crash. Its real report agrees now,

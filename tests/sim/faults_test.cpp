@@ -1,6 +1,7 @@
 // Faults under each recovery policy, with outcomes derived from the cards.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,7 @@
 #include "engine/planner.hpp"
 #include "engine/report/report.hpp"
 #include "engine/stack_card.hpp"
+#include "engine/tcp_instability.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
 #include "support/cli_runner.hpp"
@@ -376,13 +378,19 @@ TEST(Faults, TcpInstabilityRebootsTwoNodesAndTheOutcomeFollowsFromTheSurvivors) 
   s.faults[0].kind = engine::FaultKind::kTcpInstability;
   const json report = simulate(s);
   EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
-  std::vector<int> survivors{0, 1, 2, 3};
+  std::vector<int> survivors{0, 1, 2, 3}, rebooted;
   for (const auto& e : report["events"])
     if (e["kind"] == "node-crash") {
       EXPECT_NE(e["detail"].get<std::string>().find("kernel panic"), std::string::npos);
-      std::erase(survivors, s.node_index(e["target"].get<std::string>()));
+      rebooted.push_back(s.node_index(e["target"].get<std::string>()));
+      std::erase(survivors, rebooted.back());
     }
   ASSERT_EQ(survivors.size(), 2u);
+  // The draw launch --netns makes for the same scenario.
+  std::vector<int> drawn = engine::tcp_instability_reboots(s, s.faults[0]);
+  std::sort(drawn.begin(), drawn.end());
+  std::sort(rebooted.begin(), rebooted.end());
+  EXPECT_EQ(rebooted, drawn);
   if (std::find(survivors.begin(), survivors.end(), 0) == survivors.end()) {
     expect_all(report, "failed");  // the coordinator rebooted: the instance is gone
     return;
