@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,11 @@ class Runtime {
   // Drops the messages waiting for this caller whose tag `stale` says nobody
   // will ask for again (an epoch's, once it is over). Default: keeps them.
   virtual void drop_waiting(const std::function<bool(int tag)>& stale) { (void)stale; }
+
+  // `peer` is gone for good, as its silence told (a machine without power
+  // closes no connection): sends to it fail from now on, and closing this
+  // runtime does not wait on it. Default: nothing waits on a peer.
+  virtual void give_up(int peer, const std::string& why) { (void)peer, (void)why; }
 };
 
 // A Runtime that passes every call on to another; decorators (metering,
@@ -78,6 +84,7 @@ class ForwardingRuntime : public Runtime {
   void send(int dst, int tag, Payload payload) override { inner_.send(dst, tag, std::move(payload)); }
   Payload recv(int src, int tag, double timeout_s) override { return inner_.recv(src, tag, timeout_s); }
   void drop_waiting(const std::function<bool(int tag)>& stale) override { inner_.drop_waiting(stale); }
+  void give_up(int peer, const std::string& why) override { inner_.give_up(peer, why); }
 
  protected:
   Runtime& inner_;

@@ -1,5 +1,7 @@
 #include "hw/node_process.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <exception>
@@ -11,6 +13,7 @@
 #include "engine/recovery.hpp"
 #include "engine/tags.hpp"
 #include "hw/node_result_codec.hpp"
+#include "hw/report_watch.hpp"
 
 namespace hw {
 
@@ -34,37 +37,55 @@ class SharedClockRuntime : public engine::ForwardingRuntime {
   std::chrono::steady_clock::time_point zero_;
 };
 
-// Sends this node's report to the lowest rank below it still reachable.
-// False when there is none: this node is the reporter.
-bool send_to_reporter(engine::Runtime& rt, const NodeReport& mine) {
+// Sends this node's report to the lowest rank below it still alive, once that
+// rank is in its report phase. False when there is none: this node is the reporter.
+bool send_to_reporter(engine::Runtime& rt, ReportWatch& watch, const NodeReport& mine) {
+  const double deadline = rt.now() + kGatherTimeoutS;
   for (int k = 0; k < rt.rank(); ++k) {
-    try {
-      rt.send(k, engine::tags::kResult, encode_node_report(mine));
-      return true;
-    } catch (const engine::PeerFailure&) {
+    for (; !watch.gone(k) && rt.now() < deadline; watch.poll(ReportWatch::kPollS)) {
+      if (!watch.reporting(k)) continue;  // still in its run
+      try {
+        rt.send(k, engine::tags::kResult, encode_node_report(mine));
+        return true;
+      } catch (const engine::PeerFailure&) {
+        break;
+      }
     }
   }
   return false;
 }
 
-void gather(engine::Runtime& rt, engine::RunResult& out) {
+// The report of `k`, a rank above the reporter. Throws std::runtime_error
+// saying why there is none.
+NodeReport report_of(engine::Runtime& rt, ReportWatch& watch, int k) {
+  const double deadline = rt.now() + kGatherTimeoutS;
+  for (;;) {
+    try {
+      return decode_node_report(rt.recv(k, engine::tags::kResult, ReportWatch::kPollS));
+    } catch (const engine::PeerFailure& e) {
+      throw std::runtime_error(std::string("process lost: ") + e.what());
+    } catch (const engine::Timeout&) {
+      if (rt.now() >= deadline) throw std::runtime_error(fmt::format("no results in {} s", kGatherTimeoutS));
+    }
+    watch.poll(0);
+    if (watch.gone(k)) throw std::runtime_error("process lost: silent on the heartbeat channel after its run");
+  }
+}
+
+void gather(engine::Runtime& rt, ReportWatch& watch, engine::RunResult& out) {
   for (int k = 0; k < rt.world(); ++k) {
     if (k == rt.rank()) continue;
     std::string lost = "process lost (rank " + std::to_string(k) + " below the reporter is unreachable)";
     if (k > rt.rank()) {
       try {
-        NodeReport theirs = decode_node_report(rt.recv(k, engine::tags::kResult, kGatherTimeoutS));
+        NodeReport theirs = report_of(rt, watch, k);
         const engine::TrafficStats& t = theirs.node.traffic;
         if (t.bytes_to.size() != out.nodes.size() || t.messages_to.size() != out.nodes.size())
           throw std::runtime_error("malformed node report: traffic for a cluster of another size");
         out.nodes[k] = std::move(theirs.node);
         out.events.insert(out.events.end(), theirs.events.begin(), theirs.events.end());
         continue;
-      } catch (const engine::PeerFailure& e) {
-        lost = std::string("process lost: ") + e.what();
-      } catch (const engine::Timeout& e) {
-        lost = std::string("no results: ") + e.what();
-      } catch (const std::runtime_error& e) {  // a malformed report
+      } catch (const std::runtime_error& e) {  // lost, silent, or a malformed report
         lost = e.what();
       }
     }
@@ -130,9 +151,12 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
     out.events.push_back({0, "refused", setup.scenario.nodes[rank].name, "refused " + what});
 
   NodeReport mine{out.nodes[rank], out.events};
-  if (send_to_reporter(rt, mine)) return outcome;
+  ReportWatch watch(heartbeat_rt, setup.scenario.heartbeat_s, setup.scenario.heartbeat_timeout_s);
+  const bool sent = send_to_reporter(rt, watch, mine);
+  if (!sent) gather(rt, watch, out);
+  watch.give_up_the_gone({&rt, &heartbeat_rt});
+  if (sent) return outcome;
   outcome.reporter = true;
-  gather(rt, out);
   // Rank 0 died with its scheduler: what survives is the workload each rank
   // derived, so every request is reported lost with the coordinator.
   if (!out.scheduler)

@@ -127,14 +127,16 @@ TcpRuntime::~TcpRuntime() {
       },
       [&](std::chrono::steady_clock::time_point until) { progress(until); });
   // Shut down, drain, then close: the peer reads every byte sent, this rank's last report included.
+  // A failed peer is owed nothing, and one given up for silence would never close its end.
   std::vector<int> fds;
   for (const auto& p : peers_)
     if (p.fd >= 0) {
       ::shutdown(p.fd, SHUT_WR);
-      fds.push_back(p.fd);
+      if (p.failure.empty()) fds.push_back(p.fd);
     }
   drain_until_closed(fds, deadline_in(kCloseDrainSeconds));
-  for (int fd : fds) ::close(fd);
+  for (const auto& p : peers_)
+    if (p.fd >= 0) ::close(p.fd);
 }
 
 double TcpRuntime::now() const {

@@ -59,6 +59,7 @@ class TcpRuntime : public engine::Runtime {
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
   void drop_waiting(const std::function<bool(int tag)>& stale) override { inbox_.drop_if(stale); }
+  void give_up(int peer, const std::string& why) override { peers_.at(peer).fail(why); }
   // The real bytes queued for `peer` and not yet written to its socket.
   std::uint64_t queued_bytes(int peer) const { return peers_.at(peer).queued_bytes; }
 

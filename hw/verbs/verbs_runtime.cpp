@@ -125,6 +125,11 @@ void VerbsRuntime::ask_if_silent(int peer) {
   step(peer);
 }
 
+void VerbsRuntime::give_up(int peer, const std::string& why) {
+  peers_.at(peer).fail(why);
+  side_channel_.give_up(peer, why);
+}
+
 void VerbsRuntime::meet_failure(int peer) {
   Peer& p = peers_[peer];
   if (p.on_side) return;

@@ -49,6 +49,8 @@ class VerbsRuntime : public engine::Runtime {
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
   void drop_waiting(const std::function<bool(int tag)>& stale) override;
+  // Over RDMA and over the side channel.
+  void give_up(int peer, const std::string& why) override;
   // From now on every message goes over the side channel (TCP): what the
   // `fallback` policy does when the RDMA stack fails. Always true.
   bool use_secondary_network() override;

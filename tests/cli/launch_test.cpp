@@ -95,6 +95,32 @@ TEST_P(KillNine, SurvivorsDetectRecoverAndReport) {
 
 INSTANTIATE_TEST_SUITE_P(EveryRank, KillNine, testing::Range(0, 4));
 
+// A machine that loses power closes no connection: what is sent to it goes
+// out without an error. Rank 0 stopped with its connections open is that
+// machine; the survivors must see it gone by its silence, and rank 1 report.
+TEST(Launch, ACoordinatorSilentWithItsConnectionsOpenIsLeftBehindAndRank1Reports) {
+  const int world = 4;
+  const std::string dir = testsupport::fresh_dir("silent-coordinator");
+  const std::string scenario =
+      testsupport::write_json(dir, "s", testsupport::small_scenario("silent-coordinator", world, 2, 60));
+  ChildProcess launch({MESHINFER_BINARY, "launch", "--local", "4", scenario, "--out", dir + "/out", "--timeout", "60"});
+  for (int r = 0; r < world; ++r)
+    ASSERT_NE(launch.wait_for_line("[rank " + std::to_string(r) + "] rank " + std::to_string(r) + ": joined", 30), "")
+        << launch.output();
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // well into decode
+  const auto pids = testsupport::rank_pids(launch.output(), world);
+  ASSERT_GT(pids[0], 0) << launch.output();
+  ASSERT_EQ(::kill(pids[0], SIGSTOP), 0);
+  const std::string reports = launch.wait_for_line("[rank 1] rank 1: rank 0 is gone; this rank reports", 30);
+  ::kill(pids[0], SIGKILL);  // what the launcher would otherwise wait for until its timeout
+  ASSERT_NE(reports, "") << launch.output();
+  ASSERT_NE(launch.wait(kLaunchBoundS), -1) << launch.output();
+  const json report = read_report(dir + "/out");
+  for (int r = 1; r < world; ++r)
+    EXPECT_NE(report["nodes"][r]["error"].get<std::string>().find("coordinator m1 lost"), std::string::npos) << r;
+  EXPECT_EQ(report["summary"]["requests"]["failed"], 2) << report["requests"].dump(2);
+}
+
 // The launcher itself is killed (it cannot clean up): each rank notices its
 // parent is gone and ends too (prctl on Linux, a watcher on other systems).
 TEST(Launch, RanksDieWithTheirLauncher) {
