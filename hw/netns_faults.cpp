@@ -175,17 +175,23 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
     const pid_t pid = pids.at(s.a);
     switch (s.op) {
       case Op::kCable:
-        // launch --netns refuses rdma-stack-failure: no stack fails here.
-        cables_.set_link_up(
-            s.a, s.b, holds_.change(fmt::format("{}-{}", std::min(s.a, s.b), std::max(s.a, s.b)), s.change, false));
+        change_cable(s.a, s.b, s.change);
         break;
       case Op::kShape:
         cables_.shape_link(s.a, s.b, cable_tbf(rate_bps_ * s.factor));
         break;
       case Op::kKill:
+        // A machine that loses power closes no connection, but the kernel closes a killed
+        // process's: its cables go dark first, so its peers learn of it from its silence,
+        // as in simulation, and not at once from a FIN.
+        for (int peer = 0; peer < static_cast<int>(stopped_.size()); ++peer)
+          if (peer != s.a) change_cable(s.a, peer, Change::kHold);
+        if (pid > 0) ::kill(pid, SIGKILL);
+        stopped_[s.a] = false;
+        break;
       case Op::kStop:
       case Op::kContinue:
-        if (pid > 0) ::kill(pid, s.op == Op::kKill ? SIGKILL : s.op == Op::kStop ? SIGSTOP : SIGCONT);
+        if (pid > 0) ::kill(pid, s.op == Op::kStop ? SIGSTOP : SIGCONT);
         stopped_[s.a] = s.op == Op::kStop;
         break;
       case Op::kThrottle: {
@@ -195,12 +201,19 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
         quota->limit(pid, s.factor < 1 ? s.factor * cpu_share_ : 0);
         break;
       }
-      case Op::kRestart:
+      case Op::kRestart:  // powered again
+        for (int peer = 0; peer < static_cast<int>(stopped_.size()); ++peer)
+          if (peer != s.a) change_cable(s.a, peer, Change::kRelease);
         restarts_.push_back(s.a);
         restarted_[s.a] = true;
         break;
     }
   }
+}
+
+// launch --netns refuses rdma-stack-failure: no stack fails here.
+void NetnsFaults::change_cable(int a, int b, Change c) {
+  cables_.set_link_up(a, b, holds_.change(fmt::format("{}-{}", std::min(a, b), std::max(a, b)), c, false));
 }
 
 std::vector<int> NetnsFaults::take_restarts() { return std::exchange(restarts_, {}); }

@@ -5,10 +5,11 @@
 // continued (node-hang), held to a CPU quota (node-slow, hw::CpuQuota), or
 // killed and, once booted, started again (node-restart, and the two nodes a
 // tcp-instability reboots; the instance does not re-admit them, as in
-// simulation: its bootstrap is over). A cable comes back only when the last
-// fault holding it down ends (engine::CableHolds, the simulator's rule). Each
-// applied fault is an event as the simulator notes it, at the real time it was
-// applied.
+// simulation: its bootstrap is over). A killed rank's cables are down until it
+// boots, as a machine without power sends nothing. A cable comes back only when
+// the last fault holding it down ends (engine::CableHolds, the simulator's
+// rule). Each applied fault is an event as the simulator notes it, at the real
+// time it was applied.
 #pragma once
 
 #include <sys/types.h>
@@ -80,6 +81,7 @@ class NetnsFaults {
     engine::RunEvent event;  // noted when applied; kind empty: not noted (a flap's later cycles)
   };
   void add(const engine::Scenario& s, const engine::FaultSpec& f);
+  void change_cable(int a, int b, Change c);
 
   CableSwitch& cables_;
   engine::CableHolds holds_;

@@ -37,10 +37,10 @@ engine::FaultSpec on_cable(FaultKind kind, double at_s, double duration_s) {
   return f;
 }
 
-// Runs the launcher's clock in 10 ms ticks up to `until_s`.
+// Runs the launcher's clock in 10 ms ticks up to `until_s`; a restarted node boots in 1 s.
 Recorder run(const engine::Scenario& s, double until_s) {
   Recorder cables;
-  hw::NetnsFaults faults(s, cables, 50e6);
+  hw::NetnsFaults faults(s, cables, 50e6, {1, 1});
   for (int tick = 0; tick <= until_s * 100; ++tick) {
     cables.now = tick / 100.0;
     faults.apply_due(cables.now, {-1, -1}, [](const engine::RunEvent&) {});
@@ -87,6 +87,33 @@ TEST(NetnsFaultsCable, ALinkUpReplugsTheCableWhateverHeldItDown) {
                                                       {4.5, true},
                                                       {5, false},
                                                       {5.5, true}};
+  EXPECT_EQ(cables.states, expected);
+}
+
+engine::FaultSpec on_node(FaultKind kind, double at_s) {
+  engine::FaultSpec f;
+  f.kind = kind;
+  f.at_s = at_s;
+  f.target = "m1";
+  f.node = 0;
+  return f;
+}
+
+// Killing a rank makes its kernel close its connections, which a machine that
+// loses power does not: its peers would learn of it at once, not from silence.
+TEST(NetnsFaultsCable, ACrashedNodesCablesGoDarkAsItDiesAndStayDark) {
+  const Recorder cables = run(two_nodes({on_node(FaultKind::kNodeCrash, 1), on_cable(FaultKind::kLinkDown, 2, 1)}), 6);
+  const std::vector<std::pair<double, bool>> expected{{1, false}, {2, false}, {3, false}};
+  EXPECT_EQ(cables.states, expected);
+}
+
+TEST(NetnsFaultsCable, ARestartedNodesCablesComeBackWhenItHasBooted) {
+  const Recorder cables =
+      run(two_nodes({on_node(FaultKind::kNodeRestart, 1), on_cable(FaultKind::kLinkDown, 1.5, 2)}), 6);
+  const std::vector<std::pair<double, bool>> expected{{1, false},
+                                                      {1.5, false},
+                                                      {2, false},  // booted, but the link-down holds it
+                                                      {3.5, true}};
   EXPECT_EQ(cables.states, expected);
 }
 
