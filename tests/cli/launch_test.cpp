@@ -38,6 +38,17 @@ TEST(Launch, LocalRanksRunTheScenarioToOneReport) {
   }
 }
 
+// The pids of `launch`'s `world` ranks once all have joined; -1 for every
+// rank when one did not.
+std::vector<pid_t> ranks_joined(ChildProcess& launch, int world) {
+  for (int r = 0; r < world; ++r)
+    if (launch.wait_for_line("[rank " + std::to_string(r) + "] rank " + std::to_string(r) + ": joined", 30).empty()) {
+      ADD_FAILURE() << "rank " << r << " did not join:\n" << launch.output();
+      return std::vector<pid_t>(world, -1);
+    }
+  return testsupport::rank_pids(launch.output(), world);
+}
+
 class KillNine : public testing::TestWithParam<int> {};
 
 // Four ranks decode; rank k is killed with SIGKILL mid-decode. The survivors
@@ -49,11 +60,8 @@ TEST_P(KillNine, SurvivorsDetectRecoverAndReport) {
   const double timeout_s = s["recovery"]["heartbeat_timeout_s"];
   const std::string scenario = testsupport::write_json(dir, "s", s);
   ChildProcess launch({MESHINFER_BINARY, "launch", "--local", "4", scenario, "--out", dir + "/out", "--timeout", "60"});
-  for (int r = 0; r < world; ++r)
-    ASSERT_NE(launch.wait_for_line("[rank " + std::to_string(r) + "] rank " + std::to_string(r) + ": joined", 30), "")
-        << launch.output();
+  const auto pids = ranks_joined(launch, world);
   std::this_thread::sleep_for(std::chrono::milliseconds(700));  // well into decode: the run lasts seconds
-  const auto pids = testsupport::rank_pids(launch.output(), world);
   ASSERT_GT(pids[victim], 0) << launch.output();
   const double killed_at_unix = testsupport::unix_now_s();
   ASSERT_EQ(::kill(pids[victim], SIGKILL), 0);
@@ -104,11 +112,8 @@ TEST(Launch, ACoordinatorSilentWithItsConnectionsOpenIsLeftBehindAndRank1Reports
   const std::string scenario =
       testsupport::write_json(dir, "s", testsupport::small_scenario("silent-coordinator", world, 2, 60));
   ChildProcess launch({MESHINFER_BINARY, "launch", "--local", "4", scenario, "--out", dir + "/out", "--timeout", "60"});
-  for (int r = 0; r < world; ++r)
-    ASSERT_NE(launch.wait_for_line("[rank " + std::to_string(r) + "] rank " + std::to_string(r) + ": joined", 30), "")
-        << launch.output();
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // well into decode
-  const auto pids = testsupport::rank_pids(launch.output(), world);
+  const auto pids = ranks_joined(launch, world);
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // well into decode: the run lasts seconds
   ASSERT_GT(pids[0], 0) << launch.output();
   ASSERT_EQ(::kill(pids[0], SIGSTOP), 0);
   const std::string reports = launch.wait_for_line("[rank 1] rank 1: rank 0 is gone; this rank reports", 30);
@@ -129,10 +134,8 @@ TEST(Launch, RanksDieWithTheirLauncher) {
   const std::string scenario =
       testsupport::write_json(dir, "s", testsupport::small_scenario("orphans", world, 2, 2000));
   ChildProcess launch({MESHINFER_BINARY, "launch", "--local", "2", scenario, "--out", dir + "/out", "--timeout", "60"});
-  for (int r = 0; r < world; ++r)
-    ASSERT_NE(launch.wait_for_line("[rank " + std::to_string(r) + "] rank " + std::to_string(r) + ": joined", 30), "")
-        << launch.output();
-  const auto pids = testsupport::rank_pids(launch.output(), world);
+  const auto pids = ranks_joined(launch, world);
+  ASSERT_GT(pids[0], 0) << launch.output();
   ASSERT_EQ(::kill(launch.pid(), SIGKILL), 0);
   for (int r = 0; r < world; ++r) {
     for (int tries = 0; tries < 100 && !testsupport::process_gone(pids[r]); ++tries)
