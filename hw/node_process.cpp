@@ -37,19 +37,15 @@ class SharedClockRuntime : public engine::ForwardingRuntime {
   std::chrono::steady_clock::time_point zero_;
 };
 
-// Sends this node's report to the lowest rank below it still alive, once that
-// rank is in its report phase. False when there is none: this node is the reporter.
+// Sends this node's report to the lowest rank below it still alive. False
+// when there is none: this node is the reporter.
 bool send_to_reporter(engine::Runtime& rt, ReportWatch& watch, const NodeReport& mine) {
-  const double deadline = rt.now() + kGatherTimeoutS;
   for (int k = 0; k < rt.rank(); ++k) {
-    for (; !watch.gone(k) && rt.now() < deadline; watch.poll(ReportWatch::kPollS)) {
-      if (!watch.reporting(k)) continue;  // still in its run
-      try {
-        rt.send(k, engine::tags::kResult, encode_node_report(mine));
-        return true;
-      } catch (const engine::PeerFailure&) {
-        break;
-      }
+    if (!watch.alive(k)) continue;
+    try {
+      rt.send(k, engine::tags::kResult, encode_node_report(mine));
+      return true;
+    } catch (const engine::PeerFailure&) {
     }
   }
   return false;

@@ -12,7 +12,6 @@ ReportWatch::ReportWatch(engine::Runtime& beats, double heartbeat_s, double time
       start_s_(beats.now()),
       next_beat_s_(start_s_),
       heard_s_(beats.world(), start_s_),
-      reporting_(beats.world(), false),
       closed_(beats.world(), false) {}
 
 void ReportWatch::poll(double wait_s) {
@@ -39,7 +38,6 @@ void ReportWatch::hear(int peer, int tag) {
     for (;;) {
       beats_.recv(peer, tag, 0);
       heard_s_[peer] = beats_.now();
-      if (tag == engine::tags::kReportBeat) reporting_[peer] = true;
     }
   } catch (const engine::Timeout&) {
   } catch (const engine::PeerFailure&) {
@@ -49,15 +47,14 @@ void ReportWatch::hear(int peer, int tag) {
 
 bool ReportWatch::gone(int peer) const { return closed_.at(peer) || beats_.now() - heard_s_.at(peer) > timeout_s_; }
 
+bool ReportWatch::alive(int peer) {
+  while (!gone(peer) && heard_s_.at(peer) == start_s_) poll(kPollS);  // ends: silence makes it gone
+  return !gone(peer);
+}
+
 void ReportWatch::give_up_the_gone(const std::vector<engine::Runtime*>& runtimes) {
-  const auto undecided = [&] {
-    for (int peer = 0; peer < beats_.world(); ++peer)
-      if (peer != beats_.rank() && !gone(peer) && heard_s_[peer] == start_s_) return true;
-    return false;
-  };
-  while (undecided()) poll(kPollS);
   for (int peer = 0; peer < beats_.world(); ++peer)
-    if (peer != beats_.rank() && gone(peer))
+    if (peer != beats_.rank() && !alive(peer))
       for (engine::Runtime* rt : runtimes) rt->give_up(peer, "silent on the heartbeat channel after the run");
 }
 
