@@ -87,7 +87,8 @@ NetnsFaults::NetnsFaults(const engine::Scenario& s, CableSwitch& cables, double 
       cpu_share_(cpu_share(s)),
       boot_s_(std::move(boot_s)),
       stopped_(s.nodes.size(), false),
-      restarted_(s.nodes.size(), false) {
+      restarted_(s.nodes.size(), false),
+      powered_off_(s.nodes.size(), false) {
   for (const engine::FaultSpec& f : s.faults) add(s, f);
   std::stable_sort(steps_.begin(), steps_.end(), [](const Step& x, const Step& y) { return x.at_s < y.at_s; });
 }
@@ -184,6 +185,7 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
         // A machine that loses power closes no connection, but the kernel closes a killed
         // process's: its cables go dark first, so its peers learn of it from its silence,
         // as in simulation, and not at once from a FIN.
+        powered_off_[s.a] = true;
         for (int peer = 0; peer < static_cast<int>(stopped_.size()); ++peer)
           if (peer != s.a) change_cable(s.a, peer, Change::kHold);
         if (pid > 0) ::kill(pid, SIGKILL);
@@ -202,6 +204,7 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
         break;
       }
       case Op::kRestart:  // powered again
+        powered_off_[s.a] = false;
         for (int peer = 0; peer < static_cast<int>(stopped_.size()); ++peer)
           if (peer != s.a) change_cable(s.a, peer, Change::kRelease);
         restarts_.push_back(s.a);
@@ -211,9 +214,11 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
   }
 }
 
-// launch --netns refuses rdma-stack-failure: no stack fails here.
+// launch --netns refuses rdma-stack-failure: no stack fails here. A replug
+// does not bring a cable up while one of its ends has no power.
 void NetnsFaults::change_cable(int a, int b, Change c) {
-  cables_.set_link_up(a, b, holds_.change(fmt::format("{}-{}", std::min(a, b), std::max(a, b)), c, false));
+  const bool up = holds_.change(fmt::format("{}-{}", std::min(a, b), std::max(a, b)), c, false);
+  cables_.set_link_up(a, b, up && !powered_off_[a] && !powered_off_[b]);
 }
 
 std::vector<int> NetnsFaults::take_restarts() { return std::exchange(restarts_, {}); }

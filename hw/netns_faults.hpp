@@ -90,9 +90,9 @@ class NetnsFaults {
   std::vector<double> boot_s_;
   std::vector<Step> steps_;  // by time once built
   std::size_t next_ = 0;
-  std::vector<bool> stopped_, restarted_;            // by rank
-  std::vector<int> restarts_;                        // booted, not started yet
-  std::map<int, std::unique_ptr<CpuQuota>> quotas_;  // by rank, made at its first node-slow
+  std::vector<bool> stopped_, restarted_, powered_off_;  // by rank
+  std::vector<int> restarts_;                            // booted, not started yet
+  std::map<int, std::unique_ptr<CpuQuota>> quotas_;      // by rank, made at its first node-slow
 };
 
 }  // namespace hw

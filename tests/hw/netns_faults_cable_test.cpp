@@ -107,6 +107,12 @@ TEST(NetnsFaultsCable, ACrashedNodesCablesGoDarkAsItDiesAndStayDark) {
   EXPECT_EQ(cables.states, expected);
 }
 
+TEST(NetnsFaultsCable, AReplugDoesNotLightACableWhoseEndHasNoPower) {
+  const Recorder cables = run(two_nodes({on_node(FaultKind::kNodeCrash, 1), on_cable(FaultKind::kLinkUp, 2, 0)}), 6);
+  const std::vector<std::pair<double, bool>> expected{{1, false}, {2, false}};
+  EXPECT_EQ(cables.states, expected);
+}
+
 TEST(NetnsFaultsCable, ARestartedNodesCablesComeBackWhenItHasBooted) {
   const Recorder cables =
       run(two_nodes({on_node(FaultKind::kNodeRestart, 1), on_cable(FaultKind::kLinkDown, 1.5, 2)}), 6);
