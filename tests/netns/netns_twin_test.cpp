@@ -46,45 +46,36 @@ class NetnsTwin : public NetnsTwinScenario, public testing::WithParamInterface<c
 
 json ci_scenario(const std::string& name) { return json::parse(testsupport::read_file(kCi + name + ".json")); }
 
-// `s`'s twin launched on a netns mesh into `dir`/real and simulated into
-// `dir`/sim on the link card probed there, both worlds given the extra `cards`.
-struct Twins {
-  std::string dir, launched;  // launched: what the launch printed
-  json real, sim;             // their reports
-};
-Twins run_twins(const json& s, const std::string& name, const std::vector<std::string>& cards) {
-  Twins t{testsupport::fresh_dir("twin-" + name), "", {}, {}};
-  const auto model = testsupport::run_cli("make-model --out " + t.dir + "/tiny");
-  EXPECT_EQ(model.exit_code, 0) << model.output;
-  std::string with_cards;
-  for (const auto& c : cards) with_cards += " --card " + c;
-  const std::string scenario = testsupport::write_json(t.dir, "s", twin_of(s, name, t.dir + "/tiny"));
-  t.launched =
-      testsupport::run_cli("launch " + scenario + with_cards + " --netns --out " + t.dir + "/real --timeout 120")
-          .output;
-  t.real = json::parse(testsupport::read_file(t.dir + "/real/report.json"));
-  const std::string card = t.dir + "/real/cards/tb5-rdma.json";
-  const auto sim =
-      testsupport::run_cli("run --quiet " + scenario + with_cards + " --card " + card + " --out " + t.dir + "/sim");
-  EXPECT_EQ(sim.exit_code, 0) << sim.output;
-  t.sim = json::parse(testsupport::read_file(t.dir + "/sim/report.json"));
-  return t;
-}
-
-// The twins of `s` (run_twins): `meshinfer compare` must find the two runs in
-// agreement. `noted_as`: the kind of the event that notes the fault (default:
-// the fault's), `times` such events. Returns the launch's output.
+// Launches `s`'s twin on a netns mesh and simulates it on the probed card
+// (both worlds given the extra `cards`): `meshinfer compare` must find the two
+// runs in agreement. `noted_as`: the kind of the event that notes the fault
+// (default: the fault's), `times` such events. Returns the launch's output.
 std::string expect_twins_agree(const json& s, const std::string& name, const std::vector<std::string>& cards = {},
                                const std::string& noted_as = "", int times = 1) {
-  const Twins t = run_twins(s, name, cards);
+  const std::string dir = testsupport::fresh_dir("twin-" + name);
+  const auto model = testsupport::run_cli("make-model --out " + dir + "/tiny");
+  EXPECT_EQ(model.exit_code, 0) << model.output;
+  const json twin = twin_of(s, name, dir + "/tiny");
+  std::string with_cards;
+  for (const auto& c : cards) with_cards += " --card " + c;
+  const std::string scenario = testsupport::write_json(dir, "s", twin);
+
+  const auto real =
+      testsupport::run_cli("launch " + scenario + with_cards + " --netns --out " + dir + "/real --timeout 120");
+  const json report = json::parse(testsupport::read_file(dir + "/real/report.json"));
   int applied = 0;
-  const std::string kind = noted_as.empty() ? s["faults"][0]["kind"].get<std::string>() : noted_as;
-  for (const auto& e : t.real["events"]) applied += e["kind"] == kind;
-  EXPECT_EQ(applied, times) << "the scenario's one fault, applied by the launcher\n" << t.launched;
+  const std::string kind = noted_as.empty() ? twin["faults"][0]["kind"].get<std::string>() : noted_as;
+  for (const auto& e : report["events"]) applied += e["kind"] == kind;
+  EXPECT_EQ(applied, times) << "the scenario's one fault, applied by the launcher\n" << real.output;
+
+  const std::string card = dir + "/real/cards/tb5-rdma.json";
+  const auto sim =
+      testsupport::run_cli("run --quiet " + scenario + with_cards + " --card " + card + " --out " + dir + "/sim");
+  EXPECT_EQ(sim.exit_code, 0) << sim.output;
   const auto compare =
-      testsupport::run_cli("compare --relative 1 " + t.dir + "/sim/report.json " + t.dir + "/real/report.json");
-  EXPECT_EQ(compare.exit_code, 0) << compare.output << "\n--- real run:\n" << t.launched;
-  return t.launched;
+      testsupport::run_cli("compare --relative 1 " + dir + "/sim/report.json " + dir + "/real/report.json");
+  EXPECT_EQ(compare.exit_code, 0) << compare.output << "\n--- real run:\n" << real.output;
+  return real.output;
 }
 
 TEST_P(NetnsTwin, SimulatedAndRealRunsAgreeOnOutcomesDecisionsAndTokens) {
