@@ -39,11 +39,12 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
     const engine::FaultSpec& f = s.faults[i];
     std::string why;
     if (f.kind == FaultKind::kNodeSlow) {
-      if (const double cpus = f.factor * cpu_share(s); cpus < CpuQuota::kLeastCpus)
+      const double share = cpu_share(s);
+      if (f.factor * share < CpuQuota::kLeastCpus)
         return Refusal{fmt::format("/faults/{}/factor", i),
                        fmt::format("node-slow: x{} of a rank's {:.3g} CPU here is {:.3g} CPU, below the least quota "
                                    "the kernel sets ({} CPU, 1 ms per 100 ms)",
-                                   f.factor, cpu_share(s), cpus, CpuQuota::kLeastCpus)};
+                                   f.factor, share, f.factor * share, CpuQuota::kLeastCpus)};
       if (const std::string no = CpuQuota::unavailable_reason(); !no.empty())
         why = "slowing a rank needs a cgroup CPU quota: " + no;
     } else if (f.kind == FaultKind::kRdmaStackFailure)
@@ -185,9 +186,7 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
         // A machine that loses power closes no connection, but the kernel closes a killed
         // process's: its cables go dark first, so its peers learn of it from its silence,
         // as in simulation, and not at once from a FIN.
-        powered_off_[s.a] = true;
-        for (int peer = 0; peer < static_cast<int>(stopped_.size()); ++peer)
-          if (peer != s.a) change_cable(s.a, peer, Change::kHold);
+        set_power(s.a, false);
         if (pid > 0) ::kill(pid, SIGKILL);
         stopped_[s.a] = false;
         break;
@@ -203,10 +202,8 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
         quota->limit(pid, s.factor < 1 ? s.factor * cpu_share_ : 0);
         break;
       }
-      case Op::kRestart:  // powered again
-        powered_off_[s.a] = false;
-        for (int peer = 0; peer < static_cast<int>(stopped_.size()); ++peer)
-          if (peer != s.a) change_cable(s.a, peer, Change::kRelease);
+      case Op::kRestart:
+        set_power(s.a, true);
         restarts_.push_back(s.a);
         restarted_[s.a] = true;
         break;
@@ -219,6 +216,12 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
 void NetnsFaults::change_cable(int a, int b, Change c) {
   const bool up = holds_.change(fmt::format("{}-{}", std::min(a, b), std::max(a, b)), c, false);
   cables_.set_link_up(a, b, up && !powered_off_[a] && !powered_off_[b]);
+}
+
+void NetnsFaults::set_power(int rank, bool on) {
+  powered_off_[rank] = !on;
+  for (int peer = 0; peer < static_cast<int>(powered_off_.size()); ++peer)
+    if (peer != rank) change_cable(rank, peer, on ? Change::kRelease : Change::kHold);
 }
 
 std::vector<int> NetnsFaults::take_restarts() { return std::exchange(restarts_, {}); }

@@ -82,6 +82,8 @@ class NetnsFaults {
   };
   void add(const engine::Scenario& s, const engine::FaultSpec& f);
   void change_cable(int a, int b, Change c);
+  // Every cable of `rank` held down while it has no power, released when it has.
+  void set_power(int rank, bool on);
 
   CableSwitch& cables_;
   engine::CableHolds holds_;
