@@ -31,8 +31,6 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
   if (s.fabric.type != engine::FabricType::kFullMesh)
     return Refusal{"/cluster/fabric/type",
                    "launch --netns shapes every cable alike from one link card: the fabric must be a full-mesh"};
-  if (s.recovery == engine::RecoveryPolicy::kReroute)
-    return Refusal{"/recovery/policy", "reroute: the TCP transport cannot relay between two ranks yet"};
   if (s.recovery == engine::RecoveryPolicy::kFallback)
     return Refusal{"/recovery/policy", "fallback: the netns mesh has no secondary network yet"};
   for (std::size_t i = 0; i < s.faults.size(); ++i) {
@@ -51,6 +49,12 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
       why = "launch --netns does not fail an RDMA stack yet; launch --local N --rdma-device does (softrdma's switch)";
     if (!why.empty()) return Refusal{fmt::format("/faults/{}/kind", i), engine::to_string(f.kind) + ": " + why};
   }
+  return std::nullopt;
+}
+
+std::optional<Refusal> transport_refusal(const engine::Scenario& s, bool verbs) {
+  if (verbs && s.recovery == engine::RecoveryPolicy::kReroute)
+    return Refusal{"/recovery/policy", "reroute: the verbs transport cannot relay between two ranks yet (TCP can)"};
   return std::nullopt;
 }
 

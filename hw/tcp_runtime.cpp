@@ -41,6 +41,8 @@ TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
       max_unread_bytes_(options.max_unread_bytes),
       start_(std::chrono::steady_clock::now()),
       peers_(world),
+      relay_(world, -1),
+      relayed_for_(world, false),
       inbox_(options.max_unread_bytes) {
   if (rank < 0 || rank >= world) throw std::invalid_argument("rank out of range");
   if (!options.peer_hosts.empty() && static_cast<int>(options.peer_hosts.size()) != world)
@@ -119,20 +121,29 @@ void TcpRuntime::bootstrap(const TcpOptions& o) {
 }
 
 TcpRuntime::~TcpRuntime() {
+  // A failed peer is owed nothing, nor one behind a detour (its cable is dead),
+  // and one given up for silence would never close its end.
+  const auto owed = [&](int r) { return peers_[r].fd >= 0 && peers_[r].failure.empty() && relay_[r] < 0; };
+  const auto any_peer = [&](auto pred) {
+    for (int r = 0; r < world_; ++r)
+      if (pred(r)) return true;
+    return false;
+  };
+  const auto progress_until = [&](std::chrono::steady_clock::time_point until) { progress(until); };
   flush_until(
       deadline_in(kCloseFlushSeconds),
-      [&] {
-        return std::any_of(peers_.begin(), peers_.end(),
-                           [](const Peer& p) { return p.failure.empty() && !p.out.empty(); });
-      },
-      [&](std::chrono::steady_clock::time_point until) { progress(until); });
+      [&] { return any_peer([&](int r) { return owed(r) && !peers_[r].out.empty(); }); }, progress_until);
+  // A relay forwards until the ranks it relays for close their ends: their last
+  // report may still be on its way through.
+  flush_until(
+      deadline_in(kCloseDrainSeconds),
+      [&] { return any_peer([&](int r) { return relayed_for_[r] && peers_[r].failure.empty(); }); }, progress_until);
   // Shut down, drain, then close: the peer reads every byte sent, this rank's last report included.
-  // A failed peer is owed nothing, and one given up for silence would never close its end.
   std::vector<int> fds;
-  for (const auto& p : peers_)
-    if (p.fd >= 0) {
-      ::shutdown(p.fd, SHUT_WR);
-      if (p.failure.empty()) fds.push_back(p.fd);
+  for (int r = 0; r < world_; ++r)
+    if (peers_[r].fd >= 0) {
+      ::shutdown(peers_[r].fd, SHUT_WR);
+      if (owed(r)) fds.push_back(peers_[r].fd);
     }
   drain_until_closed(fds, deadline_in(kCloseDrainSeconds));
   for (const auto& p : peers_)
@@ -172,8 +183,9 @@ void TcpRuntime::barrier(double timeout_s) {
 }
 
 void TcpRuntime::send(int dst, int tag, engine::Payload payload) {
-  Peer& p = peers_.at(dst);
   if (dst == rank_) throw std::invalid_argument("send to self");
+  const int hop = relay_.at(dst) >= 0 ? relay_[dst] : dst;
+  Peer& p = peers_[hop];
   p.check(dst);
   if (payload.size > max_message_bytes_)
     throw std::invalid_argument(
@@ -191,14 +203,40 @@ void TcpRuntime::send(int dst, int tag, engine::Payload payload) {
     if (p.queued_bytes < before) give_up = deadline_in(kSendStallSeconds);  // the peer reads: wait on
   }
   p.check(dst);
+  enqueue(hop, tag, std::move(payload), hop == dst ? TcpRoute{} : TcpRoute{.forward_to = dst});
+}
+
+void TcpRuntime::enqueue(int hop, int tag, engine::Payload payload, TcpRoute route) {
+  Peer& p = peers_[hop];
   p.queued_bytes += payload.bytes.size();
-  p.out.push_back(OutFrame{encode_tcp_header(tag, payload), std::move(payload)});
-  flush_writes(dst);
+  p.out.push_back(OutFrame{encode_tcp_header(tag, payload, route), std::move(payload)});
+  flush_writes(hop);
+}
+
+bool TcpRuntime::route_via(int dst, int relay) {
+  if (dst < 0 || dst >= world_ || relay < 0 || relay >= world_ || dst == rank_ || relay == rank_ || relay == dst)
+    return false;
+  if (peers_[relay].fd < 0 || !peers_[relay].failure.empty()) return false;
+  if (relay_[dst] < 0) {
+    // A frame half written stays: the stream must still parse should the cable come back.
+    Peer& direct = peers_[dst];
+    while (direct.out.size() > (!direct.out.empty() && direct.out.front().sent > 0 ? 1u : 0u)) {
+      direct.queued_bytes -= direct.out.back().payload.bytes.size();
+      direct.out.pop_back();
+    }
+  }
+  relay_[dst] = relay;
+  return true;
+}
+
+void TcpRuntime::give_up(int peer, const std::string& why) {
+  relay_.at(peer) = -1;
+  peers_[peer].fail(why);
 }
 
 engine::Payload TcpRuntime::recv(int src, int tag, double timeout_s) {
   if (!inbox_.holds(src, tag)) progress(deadline_in(timeout_s), src, tag);
-  return take_after_wait(inbox_, peers_.at(src), src, tag, timeout_s);
+  return take_after_wait(inbox_, path_to(src), src, tag, timeout_s);
 }
 
 void TcpRuntime::flush_writes(int peer) {
@@ -264,7 +302,7 @@ void TcpRuntime::read_available(int peer) {
       in.header_got += static_cast<std::size_t>(r);
       if (in.header_got < kTcpHeaderBytes) continue;
       try {
-        in.frame = decode_tcp_header(in.header, max_message_bytes_);
+        in.frame = decode_tcp_header(in.header, max_message_bytes_, world_);
       } catch (const FrameError& e) {
         return p.fail(std::string("malformed frame: ") + e.what());
       }
@@ -275,19 +313,33 @@ void TcpRuntime::read_available(int peer) {
     }
     if (in.header_got == kTcpHeaderBytes && in.got == in.frame.size) {
       engine::Payload m{in.frame.size, std::move(in.bytes)};
-      const int tag = in.frame.tag;
+      const TcpFrameHeader frame = in.frame;
       in = InFrame{};
-      if (!inbox_.put(peer, tag, std::move(m)))
-        return p.fail(fmt::format("sent more than the {} bytes that may wait unread", max_unread_bytes_));
+      deliver(peer, frame, std::move(m));
+      if (!p.failure.empty()) return;
     }
   }
+}
+
+void TcpRuntime::deliver(int peer, const TcpFrameHeader& frame, engine::Payload message) {
+  Peer& p = peers_[peer];
+  const int hop = std::max(frame.route.forward_to, frame.route.relayed_from);
+  if (hop == rank_ || hop == peer) return p.fail(fmt::format("malformed frame: routed through rank {}", hop));
+  if (frame.route.forward_to >= 0) {
+    // On in arrival order; what is for a rank this one lost vanishes, as on a dead cable.
+    const Peer& onward = peers_[hop];
+    if (onward.fd >= 0 && onward.failure.empty()) enqueue(hop, frame.tag, std::move(message), {.relayed_from = peer});
+    return;
+  }
+  if (!inbox_.put(hop >= 0 ? hop : peer, frame.tag, std::move(message)))
+    p.fail(fmt::format("sent more than the {} bytes that may wait unread", max_unread_bytes_));
 }
 
 void TcpRuntime::progress(std::chrono::steady_clock::time_point until, int src, int tag) {
   std::vector<pollfd> fds;
   std::vector<int> owner;
   for (;;) {
-    if (src >= 0 && (inbox_.holds(src, tag) || !peers_[src].failure.empty())) return;
+    if (src >= 0 && (inbox_.holds(src, tag) || !path_to(src).failure.empty())) return;
     fds.clear();
     owner.clear();
     for (int r = 0; r < world_; ++r) {

@@ -47,8 +47,9 @@ struct TcpOptions {
 class TcpRuntime : public engine::Runtime {
  public:
   TcpRuntime(int rank, int world, const TcpOptions& options);
-  // Flushes what is still queued, shuts every connection down and reads until
-  // the peers close theirs (each bounded), then closes.
+  // Flushes what is still queued, forwards for the ranks it relays for until
+  // they close, shuts every connection down and reads until the peers close
+  // theirs (each bounded), then closes.
   ~TcpRuntime() override;
 
   int rank() const override { return rank_; }
@@ -59,7 +60,12 @@ class TcpRuntime : public engine::Runtime {
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
   void drop_waiting(const std::function<bool(int tag)>& stale) override { inbox_.drop_if(stale); }
-  void give_up(int peer, const std::string& why) override { peers_.at(peer).fail(why); }
+  void give_up(int peer, const std::string& why) override;
+  // Frames to `dst` go to `relay` from now on, which forwards them in order;
+  // what was queued for `dst` and not yet started is dropped, as a dead cable
+  // loses it. False unless `relay` is a third rank still connected.
+  bool route_via(int dst, int relay) override;
+  bool can_relay() const override { return true; }
   // The real bytes queued for `peer` and not yet written to its socket.
   std::uint64_t queued_bytes(int peer) const { return peers_.at(peer).queued_bytes; }
 
@@ -92,6 +98,12 @@ class TcpRuntime : public engine::Runtime {
   void progress(std::chrono::steady_clock::time_point until, int src = -1, int tag = 0);
   void flush_writes(int peer);
   void read_available(int peer);
+  // A whole frame from `peer`: into the inbox, or on to the rank it is for.
+  void deliver(int peer, const TcpFrameHeader& frame, engine::Payload message);
+  // Queues `payload` on the connection to `hop`.
+  void enqueue(int hop, int tag, engine::Payload payload, TcpRoute route);
+  // The connection that carries messages to and from `peer`.
+  Peer& path_to(int peer) { return peers_.at(relay_.at(peer) >= 0 ? relay_[peer] : peer); }
 
   int rank_, world_;
   bool busy_wait_compute_;
@@ -99,6 +111,8 @@ class TcpRuntime : public engine::Runtime {
   std::chrono::steady_clock::duration wake_lateness_{};  // running mean, for compute()
   std::chrono::steady_clock::time_point start_;
   std::vector<Peer> peers_;
+  std::vector<int> relay_;         // by peer: the rank its detour goes through, or -1
+  std::vector<bool> relayed_for_;  // by peer: it sent this rank frames to forward
   engine::Inbox inbox_;
 };
 

@@ -184,6 +184,27 @@ TEST(Launch, RdmaTransportWithoutItsDeviceIsRefusedClearly) {
 #endif
 }
 
+// TCP relays a detour's messages; verbs cannot yet, so reroute over it is refused up front.
+TEST(Launch, RerouteOverVerbsIsRefusedBeforeStarting) {
+  const std::string scenario = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/ci/link-down-reroute.json";
+  const std::string dir = testsupport::fresh_dir("launch-reroute-verbs");
+  const auto netns = testsupport::run_cli("launch " + scenario + " --netns --netns-rdma --out " + dir + "/netns");
+  EXPECT_EQ(netns.exit_code, 2) << netns.output;
+  EXPECT_NE(netns.output.find(scenario + ": /recovery/policy: reroute: the verbs transport cannot relay"),
+            std::string::npos)
+      << netns.output;
+  const auto local =
+      testsupport::run_cli("launch --local 4 --rdma-device no_such_rdma_dev " + scenario + " --out " + dir + "/local");
+  EXPECT_EQ(local.exit_code, 2) << local.output;
+#ifdef MESHINFER_HAVE_VERBS
+  EXPECT_NE(local.output.find(scenario + ": /recovery/policy: reroute: the verbs transport cannot relay"),
+            std::string::npos)
+      << local.output;
+#else
+  EXPECT_NE(local.output.find("/transport: the rdma transport is not built in"), std::string::npos) << local.output;
+#endif
+}
+
 TEST(Launch, ClusterOfTheWrongSizeIsRefusedBeforeStarting) {
   const std::string dir = testsupport::fresh_dir("launch-size");
   const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("size", 2, 1, 4));
@@ -201,7 +222,6 @@ TEST(Launch, NetnsRefusesWhatRealProcessesCannotDoWithTheReason) {
   crawling.erase("$schema");
   crawling["faults"][0]["factor"] = 1e-4;
   const std::vector<std::pair<std::string, std::string>> refused = {
-      {ci + "link-down-reroute.json", "/recovery/policy: reroute: the TCP transport cannot relay"},
       {ci + "rdma-failure-fallback.json", "/recovery/policy: fallback: the netns mesh has no secondary network"},
       {testsupport::write_json(dir, "crawling", crawling), "/faults/0/factor: node-slow: x0.0001 of a rank's"}};
   for (const auto& [file, reason] : refused) {

@@ -42,7 +42,10 @@ void decode(std::uint8_t which, std::span<const std::uint8_t> in) {
     case 0: {
       std::array<char, hw::kTcpHeaderBytes> header{};
       std::memcpy(header.data(), in.data(), std::min(in.size(), header.size()));
-      if (hw::decode_tcp_header(header, hw::kMaxMessageBytes).size > hw::kMaxMessageBytes) __builtin_trap();
+      constexpr int kWorld = 8;
+      const hw::TcpFrameHeader h = hw::decode_tcp_header(header, hw::kMaxMessageBytes, kWorld);
+      if (h.size > hw::kMaxMessageBytes || h.route.forward_to >= kWorld || h.route.relayed_from >= kWorld)
+        __builtin_trap();
       break;
     }
     case 1:

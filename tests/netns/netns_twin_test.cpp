@@ -126,7 +126,7 @@ TEST_F(NetnsTwinScenario, ATcpInstabilityRebootsTheSameTwoNodesInBothWorlds) {
 // The other fault scenarios of scenarios/ci are refused by launch --netns, with the reason.
 INSTANTIATE_TEST_SUITE_P(CiFaultScenarios, NetnsTwin,
                          testing::Values("node-crash-replan", "node-crash-fail-stop", "coordinator-crash",
-                                         "node-hang-replan", "link-down-replan", "node-slow"),
+                                         "node-hang-replan", "link-down-replan", "link-down-reroute", "node-slow"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name)
