@@ -35,7 +35,7 @@ std::string subnet24(const std::string& ip) { return ip.substr(0, ip.rfind('.'))
 
 ClusterHost parse_host(const engine::JsonValue& v) {
   engine::JsonObject o(v);
-  o.only({"ssh", "ips", "rdma"});
+  o.only({"ssh", "ips", "rdma", "secondary_ip"});
   ClusterHost h;
   const engine::JsonValue ssh = o.need("ssh");
   h.ssh = ssh.as<std::string>();
@@ -46,6 +46,10 @@ ClusterHost parse_host(const engine::JsonValue& v) {
     if (!is_ipv4(h.ips.back())) ip.fail("not an IPv4 address: " + h.ips.back());
   }
   if (h.ips.empty()) ips.fail("must be a non-empty array of IPv4 addresses");
+  if (auto second = o.find("secondary_ip")) {
+    h.secondary_ip = second->as<std::string>();
+    if (!is_ipv4(h.secondary_ip)) second->fail("not an IPv4 address: " + h.secondary_ip);
+  }
   return h;
 }
 
@@ -101,6 +105,15 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
     c.hosts.push_back(parse_host(host));
     if (auto row = engine::JsonObject(host).find("rdma")) rows.push_back(*row);
   }
+  for (const engine::JsonValue& host : list)
+    if (host.raw().contains("secondary_ip") != c.has_secondary())
+      throw engine::InputError(file, engine::json_pointer(host.path(), "secondary_ip"),
+                               "every host needs a secondary_ip when one has (the secondary network reaches all)");
+  if (c.has_secondary() && c.port > 65532)
+    throw engine::InputError(file, "/port",
+                             fmt::format("must be at most 65532 with a secondary network (it uses port + 2 and + 3), "
+                                         "got {}",
+                                         c.port));
   if (!rows.empty()) {
     for (const engine::JsonValue& host : list)
       if (!host.raw().contains("rdma"))

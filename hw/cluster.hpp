@@ -1,7 +1,8 @@
 // The cluster file users of MLX-based tools already keep (the MLX hostfile):
 // a JSON array with one object per rank, {"ssh": host, "ips": [...],
-// "rdma": [null, "rdma_en3", ...]}, or an object {"transport", "port", "hosts"}
-// around that array. load_cluster() refuses bad input with InputError.
+// "rdma": [null, "rdma_en3", ...], "secondary_ip": ...}, or an object
+// {"transport", "port", "hosts"} around that array. load_cluster() refuses bad
+// input with InputError.
 #pragma once
 
 #include <cstddef>
@@ -15,12 +16,14 @@ namespace hw {
 struct ClusterHost {
   std::string ssh;               // where `launch` runs this rank ("localhost": no ssh)
   std::vector<std::string> ips;  // IPv4 addresses of this host; peers reach it on one of them
+  std::string secondary_ip;      // its address on the secondary network (fallback); "" without one
 };
 
 struct ClusterSpec {
-  std::string file;                // where it was read, for errors
-  std::string transport = "tcp";   // "tcp" or "rdma"
-  int port = 5000;                 // rank 0's side channel; heartbeats use port + 1
+  std::string file;               // where it was read, for errors
+  std::string transport = "tcp";  // "tcp" or "rdma"
+  // Rank 0's side channel; heartbeats use port + 1, the secondary network port + 2 and + 3.
+  int port = 5000;
   std::vector<ClusterHost> hosts;  // by rank
   // Row r: the RDMA device rank r uses towards each rank (nullopt on the diagonal).
   // Empty when the file has no "rdma" rows.
@@ -32,6 +35,8 @@ struct ClusterSpec {
   std::string secret;
 
   int world() const { return static_cast<int>(hosts.size()); }
+  // Whether every host has an address on a secondary network (none has, else).
+  bool has_secondary() const { return !hosts.empty() && !hosts.front().secondary_ip.empty(); }
   // The address rank `from` dials to reach rank `to`: the first of `to`'s
   // addresses on a /24 that `from` also has (a cable's own subnet in a full
   // mesh), else `to`'s first address.

@@ -109,9 +109,10 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
   };
   // `data` is closed first (declared last): a rank's report is flushed before
   // it waits for its peers to close their heartbeat connections.
-  std::unique_ptr<TcpRuntime> beats;
-  const auto data = make_runtime(cluster, rank, options);
-  beats = make_tcp_runtime(cluster, rank, cluster.port + 1, options);
+  std::unique_ptr<engine::Runtime> beats;
+  const auto data = with_secondary_network(make_runtime(cluster, rank, options), cluster, rank, cluster.port, options);
+  beats = with_secondary_network(make_tcp_runtime(cluster, rank, cluster.port + 1, options), cluster, rank,
+                                 cluster.port + 1, options);
   // Every rank leaves the second barrier at about the same time: count from there,
   // as if each had just heard every other.
   const auto zero = std::chrono::steady_clock::now();

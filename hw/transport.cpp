@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "engine/error.hpp"
+#include "hw/fallback_runtime.hpp"
 #ifdef MESHINFER_HAVE_VERBS
 #include "hw/verbs/verbs_api.hpp"
 #include "hw/verbs/verbs_runtime.hpp"
@@ -65,6 +66,18 @@ std::unique_ptr<engine::Runtime> make_rdma_runtime(const ClusterSpec& c, int ran
 
 std::unique_ptr<TcpRuntime> make_tcp_runtime(const ClusterSpec& c, int rank, int port, const TransportOptions& o) {
   return std::make_unique<TcpRuntime>(rank, c.world(), tcp_options(c, rank, port, o));
+}
+
+std::unique_ptr<engine::Runtime> with_secondary_network(std::unique_ptr<engine::Runtime> primary, const ClusterSpec& c,
+                                                        int rank, int port, const TransportOptions& o) {
+  if (!c.has_secondary()) return primary;
+  TcpOptions t = tcp_options(c, rank, port, o);
+  t.coordinator_port = port + 2;
+  t.coordinator_listen_fd = -1;
+  t.listen_hosts = {c.hosts[rank].secondary_ip};
+  t.coordinator_host = rank == 0 ? std::string() : c.hosts[0].secondary_ip;
+  for (int r = 0; r < c.world(); ++r) t.peer_hosts[r] = r == rank ? std::string() : c.hosts[r].secondary_ip;
+  return std::make_unique<FallbackRuntime>(std::move(primary), std::make_unique<TcpRuntime>(rank, c.world(), t));
 }
 
 std::unique_ptr<engine::Runtime> make_runtime(const ClusterSpec& c, int rank, const TransportOptions& o) {

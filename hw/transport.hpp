@@ -28,5 +28,9 @@ struct TransportOptions {
 std::unique_ptr<engine::Runtime> make_runtime(const ClusterSpec& c, int rank, const TransportOptions& o);
 // A TcpRuntime of `rank` whose rank 0 listens on `port` (heartbeats use c.port + 1).
 std::unique_ptr<TcpRuntime> make_tcp_runtime(const ClusterSpec& c, int rank, int port, const TransportOptions& o);
+// `primary` (rank 0 at `port`) and a TcpRuntime on c's secondary network (rank 0
+// at `port` + 2) as one FallbackRuntime; `primary` itself when c has no secondary network.
+std::unique_ptr<engine::Runtime> with_secondary_network(std::unique_ptr<engine::Runtime> primary, const ClusterSpec& c,
+                                                        int rank, int port, const TransportOptions& o);
 
 }  // namespace hw

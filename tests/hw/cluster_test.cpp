@@ -25,6 +25,16 @@ TEST(Cluster, ReadsTheMlxHostfileArray) {
   EXPECT_EQ(c.address(1, 2), "10.0.23.3");
   EXPECT_EQ(c.address(2, 0), "10.0.13.1");
   EXPECT_FALSE(c.is_local(0));
+  EXPECT_FALSE(c.has_secondary());
+}
+
+TEST(Cluster, ReadsEachHostsAddressOnTheSecondaryNetwork) {
+  const auto c = hw::parse_cluster(R"([
+    {"ssh": "mac1", "ips": ["10.0.12.1"], "secondary_ip": "192.168.1.11"},
+    {"ssh": "mac2", "ips": ["10.0.12.2"], "secondary_ip": "192.168.1.12"}])",
+                                   "hosts.json");
+  ASSERT_TRUE(c.has_secondary());
+  EXPECT_EQ(c.hosts[1].secondary_ip, "192.168.1.12");
 }
 
 TEST(Cluster, ReadsTheObjectFormWithoutRdma) {
@@ -80,6 +90,13 @@ TEST(Cluster, RefusesBadInputNamingThePathAndReason) {
                  "multiple of 4 KiB");
   expect_refused(R"({"rdma_qp": "ud", "hosts": [{"ssh": "a", "ips": ["10.0.0.1"]}]})", "/rdma_qp",
                  "unknown queue pair type 'ud' (did you mean 'uc'?)");
+  expect_refused(R"([{"ssh": "a", "ips": ["10.0.0.1"], "secondary_ip": "10.1.0.1"},
+                     {"ssh": "b", "ips": ["10.0.0.2"]}])",
+                 "/1/secondary_ip", "every host needs a secondary_ip when one has");
+  expect_refused(R"([{"ssh": "a", "ips": ["10.0.0.1"], "secondary_ip": "eth1"}])", "/0/secondary_ip",
+                 "not an IPv4 address: eth1");
+  expect_refused(R"({"port": 65533, "hosts": [{"ssh": "a", "ips": ["10.0.0.1"], "secondary_ip": "10.1.0.1"}]})",
+                 "/port", "at most 65532 with a secondary network");
   expect_refused("[]", "", "non-empty array of hosts");
   expect_refused("{\"hosts\": [1,]}", "", "malformed JSON at line 1");
   expect_refused(R"({"hosts": [{"ssh": "a", "ips": ["10.0.0.1"]}], "prot": 5000})", "/prot",
