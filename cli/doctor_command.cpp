@@ -135,7 +135,8 @@ void write_bundle(const DoctorOptions& o, const hw::ClusterSpec& cluster, const 
   nlohmann::json cluster_file = engine::load_json(o.cluster);
   if (cluster_file.is_object()) cluster_file.erase("secret");
   nlohmann::json card;  // null when nothing was probed
-  if (figures) card = hw::link_card("doctor-probed", *figures, "thunderbolt", cluster.frame_bytes());
+  if (figures)
+    card = hw::link_card("doctor-probed", *figures, "thunderbolt", cluster.frame_bytes(), cluster.frame_header_bytes());
   const nlohmann::json bundle = {{"tool", "meshinfer doctor --bundle"},
                                  {"meshinfer", version_line()},
                                  {"cluster", cluster_file},

@@ -61,7 +61,8 @@ int probe_one_rank(const ProbeCommandOptions& o, hw::ClusterSpec cluster) {
   for (const auto& f : pairs)
     fmt::print("{:>6} {:>12.1f} {:>14.1f} {:>14.1f}\n", fmt::format("{}-{}", f.a, f.b), f.latency_s * 1e6,
                f.bandwidth_ab / 1e6, f.bandwidth_ba / 1e6);
-  std::ofstream(o.out) << hw::link_card(name, pairs, o.port_kind, cluster.frame_bytes()).dump(2) << "\n";
+  std::ofstream(o.out)
+      << hw::link_card(name, pairs, o.port_kind, cluster.frame_bytes(), cluster.frame_header_bytes()).dump(2) << "\n";
   fmt::print("link card: {} (use it with --card {})\n", o.out, o.out);
   return 0;
 }

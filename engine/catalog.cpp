@@ -218,8 +218,8 @@ HardwareCard parse_hardware(JsonObject card, const fs::path& file) {
 }
 
 LinkCard parse_link(JsonObject card, const fs::path& file) {
-  card.only({"name", "notes", "bandwidth_gbps", "latency_us", "per_message_overhead_us", "frame_bytes", "port_kind",
-             "switched"});
+  card.only({"name", "notes", "bandwidth_gbps", "latency_us", "per_message_overhead_us", "frame_bytes",
+             "frame_header_bytes", "port_kind", "switched"});
   LinkCard l;
   l.name = card_name(card, file);
   check_text(card, "notes", false);
@@ -227,6 +227,7 @@ LinkCard parse_link(JsonObject card, const fs::path& file) {
   l.latency_s = positive(card, "latency_us") * 1e-6;
   l.per_message_overhead_s = card.req<double>("per_message_overhead_us", kNonNegative) * 1e-6;
   l.frame_bytes = count(card, "frame_bytes", 1);
+  l.frame_header_bytes = card.opt<double>("frame_header_bytes", 0, kNonNegative);
   l.port_kind = choice(card.need("port_kind"), "port kind", kPortKinds);
   l.switched = card.opt<bool>("switched", false);
   return l;

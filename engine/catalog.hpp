@@ -75,7 +75,8 @@ struct LinkCard {
   double bandwidth = 0;               // effective bytes/s, each direction
   double latency_s = 0;               // one-way wire + stack latency
   double per_message_overhead_s = 0;  // software cost per message at the sender
-  double frame_bytes = 0;             // frame/MTU; messages are padded to it
+  double frame_bytes = 0;             // a frame's payload; messages are padded to whole frames, but
+  double frame_header_bytes = 0;      // on a byte stream (TCP) each frame carries these headers instead
   std::string port_kind;              // "thunderbolt", "qsfp", "ethernet"
   bool switched = false;              // one NIC per node into a switch (Ethernet):
                                       // no port limit, the node's NIC is shared

@@ -43,8 +43,12 @@ struct ClusterSpec {
   std::string address(int from, int to) const;
   // True when `launch` starts rank r as a local process rather than over ssh.
   bool is_local(int r) const;
-  // What the simulator pads a message to on this transport: Ethernet's 1500 over TCP, the verbs stride over rdma.
-  std::size_t frame_bytes() const { return transport == "rdma" ? rdma_frame_bytes : 1500; }
+  // How this transport puts a message on the wire, for the simulator's card:
+  // over rdma, padded to the verbs stride; over TCP, a byte stream in Ethernet
+  // frames of 1448 payload bytes (MTU 1500 less IPv4 and TCP with timestamps)
+  // and 66 bytes of headers (those and Ethernet's 14).
+  std::size_t frame_bytes() const { return transport == "rdma" ? rdma_frame_bytes : 1448; }
+  std::size_t frame_header_bytes() const { return transport == "rdma" ? 0 : 66; }
 };
 
 ClusterSpec load_cluster(const std::string& path);

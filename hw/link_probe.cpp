@@ -132,7 +132,8 @@ std::vector<PairFigures> figures_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::ordered_json link_card(const std::string& name, const std::vector<PairFigures>& pairs,
-                                 const std::string& port_kind, std::size_t frame_bytes) {
+                                 const std::string& port_kind, std::size_t frame_bytes,
+                                 std::size_t frame_header_bytes) {
   std::vector<double> latencies, bandwidths;
   std::string notes = "Measured by `meshinfer probe` (round trip / 2 of small messages; bandwidth of timed transfers).";
   for (const auto& f : pairs) {
@@ -148,6 +149,7 @@ nlohmann::ordered_json link_card(const std::string& name, const std::vector<Pair
   card["latency_us"] = median(latencies) * 1e6;
   card["per_message_overhead_us"] = 0;
   card["frame_bytes"] = frame_bytes;
+  if (frame_header_bytes > 0) card["frame_header_bytes"] = frame_header_bytes;
   card["port_kind"] = port_kind;
   card["switched"] = false;
   card["notes"] = notes + " Latency includes the stack's per-message cost, so per_message_overhead_us is 0.";

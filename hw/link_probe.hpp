@@ -38,9 +38,9 @@ nlohmann::json figures_json(const std::vector<PairFigures>& pairs);
 std::vector<PairFigures> figures_from_json(const nlohmann::json& j);
 
 // A link card named `name`: the median of the pairs' latencies and of their
-// bandwidths (both directions), per-pair figures in its notes, and the frame
-// the transport pads messages to. REQUIRES: !pairs.empty().
+// bandwidths (both directions), per-pair figures in its notes, and the
+// transport's frames (engine::LinkCard). REQUIRES: !pairs.empty().
 nlohmann::ordered_json link_card(const std::string& name, const std::vector<PairFigures>& pairs,
-                                 const std::string& port_kind, std::size_t frame_bytes);
+                                 const std::string& port_kind, std::size_t frame_bytes, std::size_t frame_header_bytes);
 
 }  // namespace hw

@@ -196,6 +196,7 @@ ordered_json link_cards_json(const Scenario& s, const Catalog& catalog) {
                      {"latency_us", l.latency_s * 1e6},
                      {"per_message_overhead_us", l.per_message_overhead_s * 1e6},
                      {"frame_bytes", l.frame_bytes}});
+    if (l.frame_header_bytes > 0) cards.back()["frame_header_bytes"] = l.frame_header_bytes;
   }
   return cards;
 }

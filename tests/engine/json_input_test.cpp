@@ -96,6 +96,8 @@ TEST(JsonInput, EveryReaderNamesAWrongTypeAlike) {
             "/seed: must be an integer, got \"one\"");
   EXPECT_EQ(refusal(kCardReader, with(kLinkCard, "/frame_bytes"_json_pointer, "one")),
             "/frame_bytes: must be an integer, got \"one\"");
+  EXPECT_EQ(refusal(kCardReader, with(kLinkCard, "/frame_header_bytes"_json_pointer, -66)),
+            "/frame_header_bytes: must be >= 0, got -66");
   EXPECT_EQ(refusal(kMeasurementsReader, with(kMeasurements, "/decode/0/nodes"_json_pointer, "one")),
             "/decode/0/nodes: must be an integer, got \"one\"");
   EXPECT_EQ(refusal(kStackCardReader, with(kStackCard, "/compute_efficiency/value"_json_pointer, "one")),

@@ -60,6 +60,9 @@ TEST_F(NetnsMeshTest, ProbedCardRunsInBothWorlds) {
   const json probed = json::parse(testsupport::read_file(card));
   EXPECT_GT(probed["bandwidth_gbps"].get<double>(), 0) << probe.output;
   EXPECT_GT(probed["latency_us"].get<double>(), 0) << probe.output;
+  // TCP is a byte stream: messages are not padded to frames, each frame carries headers.
+  EXPECT_EQ(probed["frame_bytes"], 1448) << probe.output;
+  EXPECT_EQ(probed["frame_header_bytes"], 66) << probe.output;
 
   const std::string scenario = testsupport::write_json(
       dir, "s", testsupport::small_scenario("netns-probe", world, 2, 8, "fail-stop", "veth-probed"));
