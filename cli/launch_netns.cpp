@@ -1,10 +1,13 @@
 #include "cli/launch_netns.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/rank_launch.hpp"
 #include "cli/run_report.hpp"
@@ -47,6 +50,26 @@ std::string probe_mesh(const hw::NetnsMesh& mesh, const std::string& cluster, co
   return hw::run_ranks({probe}, 180, false) == 0 ? card : "";
 }
 
+// The secondary network's card for both worlds: the catalog's `secondary`
+// scaled as the mesh was, that is its bandwidth in the ratio of the catalog's
+// to the probed cable's, and the probed latency (both are veths here).
+// Written beside the probed card; returns its path.
+std::string secondary_card(const std::string& probed, const engine::LinkCard& cable,
+                           const engine::LinkCard& secondary) {
+  nlohmann::json card = nlohmann::json::parse(std::ifstream(probed));
+  card["name"] = secondary.name;
+  card["bandwidth_gbps"] = card["bandwidth_gbps"].get<double>() * secondary.bandwidth / cable.bandwidth;
+  card["switched"] = secondary.switched;
+  card["port_kind"] = secondary.port_kind;
+  card["notes"] = fmt::format(
+      "The secondary network of launch --netns: a bridge, each node's port shaped at {} scaled as the cables "
+      "were; bandwidth the probed cable's x{:.4g} ({}'s over {}'s), latency the probed cable's.",
+      secondary.name, secondary.bandwidth / cable.bandwidth, secondary.name, cable.name);
+  const std::string path = std::filesystem::path(probed).parent_path() / (secondary.name + ".json");
+  std::ofstream(path) << card.dump(2) << "\n";
+  return path;
+}
+
 }  // namespace
 
 int launch_netns(const NetnsLaunch& o) {
@@ -55,22 +78,35 @@ int launch_netns(const NetnsLaunch& o) {
   if (!refusal) refusal = hw::transport_refusal(l.scenario, o.rdma);
   if (!refusal) refusal = hw::packet_loss_refusal(l.scenario, o.rdma, true);
   if (refusal) throw engine::InputError(o.scenario, refusal->json_path, refusal->reason + " (launch --netns)");
+  if (l.catalog.link(l.scenario.fabric.link).switched)
+    throw engine::InputError(o.scenario, "/cluster/fabric/link",
+                             l.scenario.fabric.link +
+                                 " is a switched network; launch --netns builds point-to-point "
+                                 "cables");
   if (const std::string why = hw::NetnsMesh::unavailable_reason(); !why.empty()) {
     fmt::print(stderr, "launch --netns: {}\n", why);
     return 1;
   }
   const std::string& link = l.scenario.fabric.link;
-  const double card_bps = l.catalog.link(link).bandwidth * 8;
+  const engine::LinkCard& cable = l.catalog.link(link);
+  const double card_bps = cable.bandwidth * 8;
   const double rate_bps = std::min(card_bps, o.max_rate_bps > 0 ? o.max_rate_bps : hw::kCableRateBps);
+  const double scale = rate_bps / card_bps;
   const std::string out = o.out.empty() ? "reports/out/" + l.scenario.name : o.out;
   std::filesystem::create_directories(out);
 
   const int world = static_cast<int>(l.scenario.nodes.size());
-  hw::NetnsMesh mesh(world, hw::cable_tbf(rate_bps));
-  const std::string shaping = fmt::format(
+  const auto& secondary_link = l.scenario.fabric.secondary_link;
+  std::optional<std::string> secondary_tbf;
+  if (secondary_link) secondary_tbf = hw::cable_tbf(l.catalog.link(*secondary_link).bandwidth * 8 * scale);
+  hw::NetnsMesh mesh(world, hw::cable_tbf(rate_bps), secondary_tbf);
+  std::string shaping = fmt::format(
       "{} namespaces, a veth pair per cable shaped by tbf {} ({} at {:.3g} Gbit/s, scaled x{:.3g} to "
       "what this machine carries; latency is the veth's own)",
-      world, hw::cable_tbf(rate_bps), link, card_bps / 1e9, rate_bps / card_bps);
+      world, hw::cable_tbf(rate_bps), link, card_bps / 1e9, scale);
+  if (secondary_link)
+    shaping += fmt::format("; the secondary network a bridge, each node's port shaped by tbf {} ({} scaled alike)",
+                           *secondary_tbf, *secondary_link);
   fmt::print(stderr, "launch: {}\n", shaping);
   const std::string cluster = out + "/cluster.json";
   std::ofstream(cluster) << mesh.cluster(kPort, o.rdma).dump(2) << "\n";
@@ -79,10 +115,14 @@ int launch_netns(const NetnsLaunch& o) {
     fmt::print(stderr, "launch --netns: probing the mesh failed\n");
     return 1;
   }
+  std::vector<std::string> cards{card};
+  if (secondary_link) cards.push_back(secondary_card(card, cable, l.catalog.link(*secondary_link)));
 
   const std::string log = out + "/applied-faults.jsonl";
   std::ofstream(log, std::ios::trunc) << "";
-  hw::append_event(log, hw::unix_now_s(), {0, "netns-mesh", "", shaping + "; link card probed on it: " + card});
+  hw::append_event(
+      log, hw::unix_now_s(),
+      {0, "netns-mesh", "", shaping + "; link cards probed on it: " + fmt::format("{}", fmt::join(cards, ", "))});
   const hw::ClusterSpec spec = hw::load_cluster(cluster);
   const std::string secret = hw::make_cluster_secret();  // on each rank's stdin, never a command line
   // rdma-packet-loss on a cable: softrdma's devices at its two ends, named by their addresses.
@@ -93,7 +133,7 @@ int launch_netns(const NetnsLaunch& o) {
   for (int r = 0; r < world; ++r) {
     std::vector<std::string> node = node_argv(r, cluster, o.scenario, out, o.cards);
     node.insert(node.end(), {"--applied-faults", log, "--secret-stdin", "--add-latency"});
-    node.insert(node.end(), {"--card", card});  // last: it replaces the scenario's link card
+    for (const std::string& c : cards) node.insert(node.end(), {"--card", c});  // last: they replace the catalog's
     if (packet_loss.armed()) node.insert(node.begin(), {"env", packet_loss.setting()});
     commands.push_back(hw::rank_command(spec, r, mesh.exec_prefix(), node));
   }
@@ -111,7 +151,7 @@ int launch_netns(const NetnsLaunch& o) {
   fmt::print(stderr,
              "launch: simulated twin: meshinfer run {} --card {} --out {}/sim; then meshinfer compare "
              "{}/sim/report.json {}/report.json\n",
-             o.scenario, card, out, out, out);
+             o.scenario, fmt::join(cards, " --card "), out, out, out);
   return status;
 }
 

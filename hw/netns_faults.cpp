@@ -31,8 +31,6 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
   if (s.fabric.type != engine::FabricType::kFullMesh)
     return Refusal{"/cluster/fabric/type",
                    "launch --netns shapes every cable alike from one link card: the fabric must be a full-mesh"};
-  if (s.recovery == engine::RecoveryPolicy::kFallback)
-    return Refusal{"/recovery/policy", "fallback: the netns mesh has no secondary network yet"};
   for (std::size_t i = 0; i < s.faults.size(); ++i) {
     const engine::FaultSpec& f = s.faults[i];
     std::string why;
@@ -45,8 +43,7 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
                                    f.factor, share, f.factor * share, CpuQuota::kLeastCpus)};
       if (const std::string no = CpuQuota::unavailable_reason(); !no.empty())
         why = "slowing a rank needs a cgroup CPU quota: " + no;
-    } else if (f.kind == FaultKind::kRdmaStackFailure)
-      why = "launch --netns does not fail an RDMA stack yet; launch --local N --rdma-device does (softrdma's switch)";
+    }
     if (!why.empty()) return Refusal{fmt::format("/faults/{}/kind", i), engine::to_string(f.kind) + ": " + why};
   }
   return std::nullopt;
@@ -160,6 +157,9 @@ void NetnsFaults::add(const engine::Scenario& s, const engine::FaultSpec& f) {
     case FaultKind::kTcpInstability:
       for (const int node : engine::tcp_instability_reboots(s, f)) restart(node, engine::kTcpPanic);
       break;
+    case FaultKind::kRdmaStackFailure:
+      step(f.at_s, Op::kRdmaStackFailure, kind, "every RDMA cable unusable until the whole cluster restarts");
+      break;
     case FaultKind::kNodeHang:
       step(f.at_s, Op::kStop, kind, "alive but silent");
       if (f.duration_s > 0) step(until, Op::kContinue, "node-resumed", "answers again");
@@ -178,7 +178,7 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
       e.t_s = t_s;
       note(e);
     }
-    const pid_t pid = pids.at(s.a);
+    const pid_t pid = s.a >= 0 ? pids.at(s.a) : -1;  // none: a fault of the whole cluster
     switch (s.op) {
       case Op::kCable:
         change_cable(s.a, s.b, s.change);
@@ -211,19 +211,26 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
         restarts_.push_back(s.a);
         restarted_[s.a] = true;
         break;
+      case Op::kRdmaStackFailure:
+        // Every cable of the mesh is point-to-point, as the simulator's RDMA cables; the secondary network stays.
+        holds_.fail_rdma_stack();
+        for (int a = 0; a < static_cast<int>(powered_off_.size()); ++a)
+          for (int b = a + 1; b < static_cast<int>(powered_off_.size()); ++b) cables_.set_link_up(a, b, false);
+        break;
     }
   }
 }
 
-// launch --netns refuses rdma-stack-failure: no stack fails here. A replug
-// does not bring a cable up while one of its ends has no power.
+// A replug does not bring a cable up while one of its ends has no power, nor
+// any cable after the RDMA stack failed.
 void NetnsFaults::change_cable(int a, int b, Change c) {
-  const bool up = holds_.change(fmt::format("{}-{}", std::min(a, b), std::max(a, b)), c, false);
+  const bool up = holds_.change(fmt::format("{}-{}", std::min(a, b), std::max(a, b)), c, true);
   cables_.set_link_up(a, b, up && !powered_off_[a] && !powered_off_[b]);
 }
 
 void NetnsFaults::set_power(int rank, bool on) {
   powered_off_[rank] = !on;
+  cables_.set_secondary_port_up(rank, on);
   for (int peer = 0; peer < static_cast<int>(powered_off_.size()); ++peer)
     if (peer != rank) change_cable(rank, peer, on ? Change::kRelease : Change::kHold);
 }

@@ -72,7 +72,7 @@ class NetnsFaults {
   void end_left_out(const std::vector<pid_t>& pids);
 
  private:
-  enum class Op { kCable, kShape, kKill, kStop, kContinue, kThrottle, kRestart };
+  enum class Op { kCable, kShape, kKill, kStop, kContinue, kThrottle, kRestart, kRdmaStackFailure };
   using Change = engine::CableHolds::Change;
   struct Step {
     double at_s;
@@ -84,7 +84,7 @@ class NetnsFaults {
   };
   void add(const engine::Scenario& s, const engine::FaultSpec& f);
   void change_cable(int a, int b, Change c);
-  // Every cable of `rank` held down while it has no power, released when it has.
+  // Every cable of `rank`, and its secondary port, held down while it has no power, released when it has.
   void set_power(int rank, bool on);
 
   CableSwitch& cables_;

@@ -1,6 +1,7 @@
 #include "hw/netns_mesh.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,8 +11,6 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "hw/platform.hpp"
 #include "hw/shell.hpp"
@@ -30,6 +29,17 @@ std::string address(int a, int b, int n, int r) {
 
 // The veth in rank r's namespace that leads to rank `to`: named for the far end.
 std::string veth(int to) { return "v" + std::to_string(to); }
+
+// Rank r's port on the secondary network, its far end in the switch, and its address.
+constexpr const char* kSecondaryPort = "s0";
+std::string switch_port(int r) { return "p" + std::to_string(r); }
+std::string secondary_address(int r) { return "10.98.0." + std::to_string(r + 1); }
+
+void shape(const std::string& ns, const std::string& dev, const std::string& tbf) {
+  const std::string tc = "ip netns exec " + ns + " tc qdisc ";
+  run_shell(tc + "del dev " + dev + " root 2>/dev/null");  // none yet is fine
+  if (!tbf.empty()) run_shell_or_throw(tc + "add dev " + dev + " root tbf " + tbf);
+}
 
 // Every CPU this machine runs, as sysfs writes a cpumask: 32-bit hex groups, most significant first.
 std::string all_cpus_mask() {
@@ -88,11 +98,12 @@ std::string NetnsMesh::unavailable_reason() {
   return "";
 }
 
-NetnsMesh::NetnsMesh(int n, const std::string& tbf) : n_(n), prefix_(kNamePrefix + std::to_string(::getpid()) + "n") {
+NetnsMesh::NetnsMesh(int n, const std::string& tbf, const std::optional<std::string>& secondary_tbf)
+    : n_(n), secondary_(secondary_tbf.has_value()), prefix_(kNamePrefix + std::to_string(::getpid()) + "n") {
   remove_leftovers();
   start_guard();
   try {
-    for (int r = 0; r < n; ++r) {
+    for (int r = 0; r < namespaces(); ++r) {
       run_shell_or_throw("ip netns add " + ns(r));
       run_shell_or_throw("ip -n " + ns(r) + " link set lo up");
     }
@@ -108,7 +119,8 @@ NetnsMesh::NetnsMesh(int n, const std::string& tbf) : n_(n), prefix_(kNamePrefix
         if (!tbf.empty()) shape_link(a, b, tbf);
       }
     }
-    for (int r = 0; r < n; ++r) wait_until_running(ns(r));
+    if (secondary_) add_secondary_network(*secondary_tbf);
+    for (int r = 0; r < namespaces(); ++r) wait_until_running(ns(r));
   } catch (...) {
     teardown();  // no destructor runs for a constructor that threw
     throw;
@@ -117,13 +129,30 @@ NetnsMesh::NetnsMesh(int n, const std::string& tbf) : n_(n), prefix_(kNamePrefix
 
 NetnsMesh::~NetnsMesh() { teardown(); }
 
+void NetnsMesh::add_secondary_network(const std::string& tbf) {
+  const std::string sw = ns(n_);
+  run_shell_or_throw("ip -n " + sw + " link add br0 type bridge");
+  run_shell_or_throw("ip -n " + sw + " link set br0 up");
+  for (int r = 0; r < n_; ++r) {
+    run_shell_or_throw("ip -n " + ns(r) + " link add name " + kSecondaryPort + " type veth peer name " +
+                       switch_port(r) + " netns " + sw);
+    run_shell_or_throw("ip -n " + sw + " link set " + switch_port(r) + " master br0 up");
+    run_shell_or_throw("ip -n " + ns(r) + " addr add " + secondary_address(r) + "/24 dev " + kSecondaryPort);
+    keep_flows_in_order(ns(r), kSecondaryPort);
+    run_shell_or_throw("ip -n " + ns(r) + " link set " + kSecondaryPort + " up");
+    // Both ways, as a full-duplex NIC: what the node sends, and what the switch sends it.
+    shape(ns(r), kSecondaryPort, tbf);
+    shape(sw, switch_port(r), tbf);
+  }
+}
+
 // A shell in its own process group (a Ctrl-C meant for us does not reach it)
 // that waits for EOF on a pipe only we hold, then deletes the namespaces: our
 // death, however it comes, closes the pipe. Built before fork, so the child
 // only makes async-signal-safe calls.
 void NetnsMesh::start_guard() {
   std::string script = "read _; ";
-  for (int r = 0; r < n_; ++r) script += "ip netns del " + ns(r) + " 2>/dev/null; ";
+  for (int r = 0; r < namespaces(); ++r) script += "ip netns del " + ns(r) + " 2>/dev/null; ";
   int fds[2];
   pipe_cloexec(fds);
   const int null_fd = ::open("/dev/null", O_RDWR);
@@ -145,7 +174,7 @@ void NetnsMesh::start_guard() {
 }
 
 void NetnsMesh::teardown() {
-  for (int r = 0; r < n_; ++r) run_shell("ip netns del " + ns(r) + " 2>/dev/null");
+  for (int r = 0; r < namespaces(); ++r) run_shell("ip netns del " + ns(r) + " 2>/dev/null");
   if (guard_fd_ >= 0) ::close(guard_fd_);
   if (guard_ > 0) ::waitpid(guard_, nullptr, 0);
   guard_fd_ = -1;
@@ -162,6 +191,7 @@ nlohmann::json NetnsMesh::cluster(int port, bool rdma) const {
     }
     hosts.push_back({{"ssh", "localhost"}, {"ips", ips}});
     if (rdma) hosts.back()["rdma"] = devices;
+    if (secondary_) hosts.back()["secondary_ip"] = secondary_address(r);
   }
   return {{"transport", rdma ? "rdma" : "tcp"}, {"port", port}, {"hosts", hosts}};
 }
@@ -174,11 +204,11 @@ void NetnsMesh::set_link_up(int a, int b, bool up) {
 }
 
 void NetnsMesh::shape_link(int a, int b, const std::string& tbf) {
-  for (const auto& [r, far] : {std::pair{a, b}, std::pair{b, a}}) {
-    const std::string tc = "ip netns exec " + ns(r) + " tc qdisc ";
-    run_shell(tc + "del dev " + veth(far) + " root 2>/dev/null");  // none yet is fine
-    if (!tbf.empty()) run_shell_or_throw(tc + "add dev " + veth(far) + " root tbf " + tbf);
-  }
+  for (const auto& [r, far] : {std::pair{a, b}, std::pair{b, a}}) shape(ns(r), veth(far), tbf);
+}
+
+void NetnsMesh::set_secondary_port_up(int r, bool up) {
+  if (secondary_) run_shell_or_throw("ip -n " + ns(r) + " link set " + kSecondaryPort + (up ? " up" : " down"));
 }
 
 }  // namespace hw

@@ -221,8 +221,11 @@ TEST(Launch, NetnsRefusesWhatRealProcessesCannotDoWithTheReason) {
   nlohmann::json crawling = nlohmann::json::parse(testsupport::read_file(ci + "node-slow.json"));
   crawling.erase("$schema");
   crawling["faults"][0]["factor"] = 1e-4;
+  nlohmann::json switched = nlohmann::json::parse(testsupport::read_file(ci + "link-down-replan.json"));
+  switched.erase("$schema");
+  switched["cluster"]["fabric"]["link"] = "10gbe";
   const std::vector<std::pair<std::string, std::string>> refused = {
-      {ci + "rdma-failure-fallback.json", "/recovery/policy: fallback: the netns mesh has no secondary network"},
+      {testsupport::write_json(dir, "switched", switched), "/cluster/fabric/link: 10gbe is a switched network"},
       {testsupport::write_json(dir, "crawling", crawling), "/faults/0/factor: node-slow: x0.0001 of a rank's"}};
   for (const auto& [file, reason] : refused) {
     const auto r = testsupport::run_cli("launch " + file + " --netns --out " + dir + "/out");

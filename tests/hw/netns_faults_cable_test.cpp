@@ -12,10 +12,14 @@ namespace {
 using engine::FaultKind;
 
 struct Recorder : hw::CableSwitch {
-  std::vector<std::pair<double, bool>> states;  // (run time, up) of cable 0-1
+  std::vector<std::pair<double, bool>> states;     // (run time, up) of cable 0-1
+  std::vector<std::pair<double, bool>> secondary;  // (run time, up) of rank 0's secondary port
   double now = 0;
   void set_link_up(int, int, bool up) override { states.push_back({now, up}); }
   void shape_link(int, int, const std::string&) override {}
+  void set_secondary_port_up(int r, bool up) override {
+    if (r == 0) secondary.push_back({now, up});
+  }
 };
 
 engine::Scenario two_nodes(std::vector<engine::FaultSpec> faults) {
@@ -121,6 +125,20 @@ TEST(NetnsFaultsCable, ARestartedNodesCablesComeBackWhenItHasBooted) {
                                                       {2, false},  // booted, but the link-down holds it
                                                       {3.5, true}};
   EXPECT_EQ(cables.states, expected);
+  // Its port on the secondary network has no power either, until it boots.
+  const std::vector<std::pair<double, bool>> port{{1, false}, {2, true}};
+  EXPECT_EQ(cables.secondary, port);
+}
+
+// As in simulation: every cable of the mesh off for good, a replug included;
+// the secondary network, a switch's, is untouched.
+TEST(NetnsFaultsCable, AnRdmaStackFailureTakesEveryCableDownForGood) {
+  engine::FaultSpec stack = on_node(FaultKind::kRdmaStackFailure, 1);
+  stack.node = -1;
+  const Recorder cables = run(two_nodes({stack, on_cable(FaultKind::kLinkUp, 2, 0)}), 6);
+  const std::vector<std::pair<double, bool>> expected{{1, false}, {2, false}};
+  EXPECT_EQ(cables.states, expected);
+  EXPECT_TRUE(cables.secondary.empty());
 }
 
 }  // namespace

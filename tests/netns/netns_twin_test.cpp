@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "hw/netns_mesh.hpp"
@@ -68,9 +69,10 @@ std::string expect_twins_agree(const json& s, const std::string& name, const std
   for (const auto& e : report["events"]) applied += e["kind"] == kind;
   EXPECT_EQ(applied, times) << "the scenario's one fault, applied by the launcher\n" << real.output;
 
-  const std::string card = dir + "/real/cards/tb5-rdma.json";
-  const auto sim =
-      testsupport::run_cli("run --quiet " + scenario + with_cards + " --card " + card + " --out " + dir + "/sim");
+  std::string probed;  // the link cards of the mesh: its cables' and its secondary network's
+  for (const auto& card : std::filesystem::directory_iterator(dir + "/real/cards"))
+    probed += " --card " + card.path().string();
+  const auto sim = testsupport::run_cli("run --quiet " + scenario + with_cards + probed + " --out " + dir + "/sim");
   EXPECT_EQ(sim.exit_code, 0) << sim.output;
   const auto compare =
       testsupport::run_cli("compare --relative 1 " + dir + "/sim/report.json " + dir + "/real/report.json");
@@ -126,7 +128,8 @@ TEST_F(NetnsTwinScenario, ATcpInstabilityRebootsTheSameTwoNodesInBothWorlds) {
 // The other fault scenarios of scenarios/ci are refused by launch --netns, with the reason.
 INSTANTIATE_TEST_SUITE_P(CiFaultScenarios, NetnsTwin,
                          testing::Values("node-crash-replan", "node-crash-fail-stop", "coordinator-crash",
-                                         "node-hang-replan", "link-down-replan", "link-down-reroute", "node-slow"),
+                                         "node-hang-replan", "link-down-replan", "link-down-reroute", "node-slow",
+                                         "rdma-failure-fallback"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name)
