@@ -107,7 +107,9 @@ class ControlPlane {
         // Same members and plan, so every KV cache is still good: only the network changes.
         move_to_secondary_network();  // first, so the decision itself travels on the new network
         tell(members_, decision(lost, plan_.strategy, members_));
-        note("recovered", lost,
+        // The whole instance moves, so it names no node: which silent peer was
+        // noticed first, when a whole fabric fails at once, is a race.
+        note("recovered", -1,
              "moved to the secondary network (" + *setup_.scenario.fabric.secondary_link + ")" +
                  (node_down ? "; " + name(lost) + " was silent on every cable" : ""));
         return true;

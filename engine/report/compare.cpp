@@ -47,7 +47,8 @@ class Report {
 };
 
 std::string decision_text(const json& e) {
-  return fmt::format("{} {}: {}", e.at("kind").get<std::string>(), e.at("target").get<std::string>(),
+  const std::string target = e.at("target").get<std::string>();
+  return fmt::format("{}{}: {}", e.at("kind").get<std::string>(), target.empty() ? "" : " " + target,
                      e.at("detail").get<std::string>());
 }
 
