@@ -51,6 +51,7 @@ int probe_one_rank(const ProbeCommandOptions& o, hw::ClusterSpec cluster) {
   if (o.secret_stdin) hw::read_secret_from_stdin(cluster);
   const auto rt = hw::make_runtime(cluster, o.rank, hw::TransportOptions{});
   const auto pairs = hw::probe_links(*rt, o.probe);
+  const double busy_round_s = hw::busy_round_s(*rt, o.probe);
   if (o.rank != 0) return 0;
   if (o.figures_json) {
     fmt::print("{}\n", hw::figures_json(pairs).dump());
@@ -61,8 +62,11 @@ int probe_one_rank(const ProbeCommandOptions& o, hw::ClusterSpec cluster) {
   for (const auto& f : pairs)
     fmt::print("{:>6} {:>12.1f} {:>14.1f} {:>14.1f}\n", fmt::format("{}-{}", f.a, f.b), f.latency_s * 1e6,
                f.bandwidth_ab / 1e6, f.bandwidth_ba / 1e6);
-  std::ofstream(o.out)
-      << hw::link_card(name, pairs, o.port_kind, cluster.frame_bytes(), cluster.frame_header_bytes()).dump(2) << "\n";
+  std::ofstream(o.out) << hw::link_card(name, pairs, o.port_kind, cluster.frame_bytes(), cluster.frame_header_bytes(),
+                                        busy_round_s)
+                              .dump(2)
+                       << "\n";
+  fmt::print("busy round (every rank to every other at once): {:.1f} us\n", busy_round_s * 1e6);
   fmt::print("link card: {} (use it with --card {})\n", o.out, o.out);
   return 0;
 }

@@ -293,4 +293,14 @@ std::vector<std::string> Catalog::model_names() const { return names_of(models_)
 std::vector<std::string> Catalog::hardware_names() const { return names_of(hardware_); }
 std::vector<std::string> Catalog::link_names() const { return names_of(links_); }
 
+double wire_bytes(const LinkCard& card, double size) {
+  if (card.frame_bytes <= 0) return size;
+  const double frames = std::max(1.0, std::ceil(size / card.frame_bytes));
+  if (card.frame_header_bytes <= 0) return frames * card.frame_bytes;
+  // A card's bandwidth is goodput, which full frames' headers already lower:
+  // only a short last frame's headers cost more than its share.
+  const double header = card.frame_header_bytes;
+  return (size + frames * header) * card.frame_bytes / (card.frame_bytes + header);
+}
+
 }  // namespace engine

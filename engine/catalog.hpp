@@ -82,6 +82,10 @@ struct LinkCard {
                                       // no port limit, the node's NIC is shared
 };
 
+// Bytes of goodput a message of `size` takes on `card`'s wire: padded to whole
+// frames, one at least; on a byte stream, its size and each frame's headers.
+double wire_bytes(const LinkCard& card, double size);
+
 class Catalog {
  public:
   // Loads every card under `dir` (models/, hardware/, links/). Throws InputError.

@@ -49,6 +49,6 @@ inline constexpr int kEndpoint = -100;  // VerbsRuntime side channel: queue pair
 inline constexpr int kReady = -101;     //   ... every peer connected
 
 // Rule 4: hw/link_probe, alone on its runtime.
-inline constexpr int kPing = 1, kBulk = 2, kAck = 3, kGo = 4, kDone = 5, kFigures = 6;
+inline constexpr int kPing = 1, kBulk = 2, kAck = 3, kGo = 4, kDone = 5, kFigures = 6, kRound = 7;
 
 }  // namespace engine::tags

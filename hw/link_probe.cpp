@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
+#include <stdexcept>
 
+#include "engine/catalog.hpp"
 #include "engine/tags.hpp"
 
 namespace hw {
@@ -82,6 +85,34 @@ engine::Payload encode(const PairFigures& f) {
 
 }  // namespace
 
+double busy_round_s(engine::Runtime& rt, const ProbeOptions& o) {
+  barrier(rt, o.timeout_s);
+  std::vector<double> rounds;
+  for (int i = 0; i < o.pings; ++i) {
+    const double t0 = rt.now();
+    for (int p = 0; p < rt.world(); ++p)
+      if (p != rt.rank()) rt.send(p, engine::tags::kRound, engine::Payload::sized(kPingBytes));
+    for (int p = 0; p < rt.world(); ++p)
+      if (p != rt.rank()) rt.recv(p, engine::tags::kRound, o.timeout_s);
+    rounds.push_back(rt.now() - t0);
+  }
+  const double mine = rounds.empty() ? 0 : median(rounds);
+  if (rt.rank() != 0) {
+    rt.send(0, engine::tags::kFigures, engine::Payload::of(std::as_bytes(std::span(&mine, 1))));
+    return 0;
+  }
+  std::vector<double> all{mine};
+  for (int r = 1; r < rt.world(); ++r) {
+    const engine::Payload p = rt.recv(r, engine::tags::kFigures, o.timeout_s);
+    double theirs;
+    if (p.bytes.size() != sizeof theirs)
+      throw std::runtime_error("malformed busy round from rank " + std::to_string(r));
+    std::memcpy(&theirs, p.bytes.data(), sizeof theirs);
+    all.push_back(theirs);
+  }
+  return median(all);
+}
+
 std::vector<PairFigures> probe_links(engine::Runtime& rt, const ProbeOptions& o) {
   std::vector<PairFigures> mine;
   for (int a = 0; a < rt.world(); ++a) {
@@ -132,8 +163,8 @@ std::vector<PairFigures> figures_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::ordered_json link_card(const std::string& name, const std::vector<PairFigures>& pairs,
-                                 const std::string& port_kind, std::size_t frame_bytes,
-                                 std::size_t frame_header_bytes) {
+                                 const std::string& port_kind, std::size_t frame_bytes, std::size_t frame_header_bytes,
+                                 double busy_round_s) {
   std::vector<double> latencies, bandwidths;
   std::string notes = "Measured by `meshinfer probe` (round trip / 2 of small messages; bandwidth of timed transfers).";
   for (const auto& f : pairs) {
@@ -143,16 +174,30 @@ nlohmann::ordered_json link_card(const std::string& name, const std::vector<Pair
     notes += fmt::format(" {}-{}: {:.1f} us, {:.1f}/{:.1f} MB/s.", f.a, f.b, f.latency_s * 1e6, f.bandwidth_ab / 1e6,
                          f.bandwidth_ba / 1e6);
   }
+  engine::LinkCard measured;
+  measured.bandwidth = median(bandwidths);
+  measured.latency_s = median(latencies);
+  measured.frame_bytes = static_cast<double>(frame_bytes);
+  measured.frame_header_bytes = static_cast<double>(frame_header_bytes);
+  int world = 0;
+  for (const auto& f : pairs) world = std::max(world, f.b + 1);
+  const double idle_message_s = measured.latency_s + engine::wire_bytes(measured, kPingBytes) / measured.bandwidth;
+  const double overhead_s = busy_round_s > 0 ? std::max(0.0, (busy_round_s - idle_message_s) / (world - 1)) : 0;
   nlohmann::ordered_json card;
   card["name"] = name;
-  card["bandwidth_gbps"] = median(bandwidths) * 8 / 1e9;
-  card["latency_us"] = median(latencies) * 1e6;
-  card["per_message_overhead_us"] = 0;
+  card["bandwidth_gbps"] = measured.bandwidth * 8 / 1e9;
+  card["latency_us"] = measured.latency_s * 1e6;
+  card["per_message_overhead_us"] = overhead_s * 1e6;
   card["frame_bytes"] = frame_bytes;
   if (frame_header_bytes > 0) card["frame_header_bytes"] = frame_header_bytes;
   card["port_kind"] = port_kind;
   card["switched"] = false;
-  card["notes"] = notes + " Latency includes the stack's per-message cost, so per_message_overhead_us is 0.";
+  card["notes"] =
+      notes + (busy_round_s > 0 ? fmt::format(" Every rank messaging every other at once took {:.1f} us a round: "
+                                              "per_message_overhead_us is what that adds per peer to an idle "
+                                              "message (latency includes the idle stack's cost).",
+                                              busy_round_s * 1e6)
+                                : " Latency includes the stack's per-message cost, so per_message_overhead_us is 0.");
   return card;
 }
 

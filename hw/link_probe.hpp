@@ -31,6 +31,10 @@ struct PairFigures {
 // Every rank calls it with the same options; rank 0 gets every pair's
 // figures (in pair order), the others an empty vector.
 std::vector<PairFigures> probe_links(engine::Runtime& rt, const ProbeOptions& o);
+// The mesh busy as in a run: every rank sends a small message to every other
+// and waits for all of theirs, o.pings times at once. Every rank calls it;
+// rank 0 gets the median round over all ranks, the others 0.
+double busy_round_s(engine::Runtime& rt, const ProbeOptions& o);
 
 // The figures as JSON ([{"a", "b", "latency_s", "bandwidth_ab", "bandwidth_ba"}, ...]) and back;
 // figures_from_json throws std::runtime_error on anything else.
@@ -39,8 +43,12 @@ std::vector<PairFigures> figures_from_json(const nlohmann::json& j);
 
 // A link card named `name`: the median of the pairs' latencies and of their
 // bandwidths (both directions), per-pair figures in its notes, and the
-// transport's frames (engine::LinkCard). REQUIRES: !pairs.empty().
+// transport's frames (engine::LinkCard). With a `busy_round_s`, its
+// per-message overhead is what a busy round took beyond an idle message: the
+// simulator's round is one overhead per peer, then one message's latency.
+// REQUIRES: !pairs.empty().
 nlohmann::ordered_json link_card(const std::string& name, const std::vector<PairFigures>& pairs,
-                                 const std::string& port_kind, std::size_t frame_bytes, std::size_t frame_header_bytes);
+                                 const std::string& port_kind, std::size_t frame_bytes, std::size_t frame_header_bytes,
+                                 double busy_round_s = 0);
 
 }  // namespace hw

@@ -1,7 +1,5 @@
 #include "sim/platform.hpp"
 
-#include <cmath>
-
 namespace sim {
 
 std::optional<Wire> PlatformSpec::wire_between(int a, int b) const {
@@ -27,15 +25,5 @@ PlatformSpec full_mesh(int nodes, const engine::LinkCard& card) {
 }
 
 std::string secondary_host(const std::string& node) { return node + "~secondary"; }
-
-double wire_bytes(const engine::LinkCard& card, double size) {
-  if (card.frame_bytes <= 0) return size;
-  const double frames = std::max(1.0, std::ceil(size / card.frame_bytes));
-  if (card.frame_header_bytes <= 0) return frames * card.frame_bytes;
-  // A card's bandwidth is goodput, which full frames' headers already lower:
-  // only a short last frame's headers cost more than its share.
-  const double header = card.frame_header_bytes;
-  return (size + frames * header) * card.frame_bytes / (card.frame_bytes + header);
-}
 
 }  // namespace sim

@@ -32,8 +32,4 @@ PlatformSpec full_mesh(int nodes, const engine::LinkCard& card);
 // The host a node's traffic uses once it moved to the secondary network.
 std::string secondary_host(const std::string& node);
 
-// Bytes of goodput a message of `size` takes on the wire: padded to whole
-// frames, one at least; on a byte stream, its size and each frame's headers.
-double wire_bytes(const engine::LinkCard& card, double size);
-
 }  // namespace sim

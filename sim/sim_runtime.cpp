@@ -117,7 +117,7 @@ bool SimRuntime::route_via(int dst, int relay) {
             delete env;
             continue;
           }
-          const double bytes = wire_bytes(card, static_cast<double>(env->payload.size));
+          const double bytes = engine::wire_bytes(card, static_cast<double>(env->payload.size));
           onward->put_init(env, static_cast<uint64_t>(bytes))->detach([](void* p) {
             delete static_cast<Envelope*>(p);
           });
@@ -147,7 +147,7 @@ void SimRuntime::send(int dst, int tag, engine::Payload payload) {
   // the host may have died during it. SimGrid asserts that both ends of a
   // transfer it starts are on.)
   if (!peer.host->is_on()) return;
-  const double bytes = wire_bytes(card, static_cast<double>(payload.size));
+  const double bytes = engine::wire_bytes(card, static_cast<double>(payload.size));
   auto* env = new Envelope{tag, std::move(payload)};
   peer.outbox->put_init(env, static_cast<uint64_t>(bytes))->detach([](void* p) { delete static_cast<Envelope*>(p); });
 }

@@ -63,6 +63,11 @@ TEST_F(NetnsMeshTest, ProbedCardRunsInBothWorlds) {
   // TCP is a byte stream: messages are not padded to frames, each frame carries headers.
   EXPECT_EQ(probed["frame_bytes"], 1448) << probe.output;
   EXPECT_EQ(probed["frame_header_bytes"], 66) << probe.output;
+  // The mesh busy as in a run sets the per-message overhead, never below 0.
+  EXPECT_GE(probed["per_message_overhead_us"].get<double>(), 0) << probe.output;
+  EXPECT_NE(probed["notes"].get<std::string>().find("Every rank messaging every other at once took"),
+            std::string::npos)
+      << probed.dump(2);
 
   const std::string scenario = testsupport::write_json(
       dir, "s", testsupport::small_scenario("netns-probe", world, 2, 8, "fail-stop", "veth-probed"));
