@@ -181,7 +181,8 @@ class ControlPlane {
       detours_.push_back(detour);
       follow_detours();  // first, so the decision itself takes the detour to a cut-off end
       tell(members_, decision(a, plan_.strategy, members_));
-      note("recovered", a, "rerouted " + name(lo) + "-" + name(hi) + " through " + name(relay) + " (two hops)");
+      // Named for its higher-ranked end, whichever end noticed first (on real processes that is a race).
+      note("recovered", hi, "rerouted " + name(lo) + "-" + name(hi) + " through " + name(relay) + " (two hops)");
       return "";
     }
     return "policy is reroute, and no third node can relay between " + name(a) + " and " + name(b);
