@@ -45,6 +45,7 @@ inline constexpr int kControl = 1 << 30;  // rank 0 <-> members: abort reports a
 inline constexpr int kBarrier = -1;     // TcpRuntime::barrier
 inline constexpr int kResult = -2;      // a launched node's report, to the lowest live rank
 inline constexpr int kReportBeat = -3;  //   ... alive after its run, on the heartbeat channel
+inline constexpr int kReporting = -4;   //   ... the reporter says so, for a rank stopped meanwhile
 inline constexpr int kEndpoint = -100;  // VerbsRuntime side channel: queue pair endpoints
 inline constexpr int kReady = -101;     //   ... every peer connected
 

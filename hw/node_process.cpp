@@ -37,11 +37,27 @@ class SharedClockRuntime : public engine::ForwardingRuntime {
   std::chrono::steady_clock::time_point zero_;
 };
 
+// Whether `k`, now gone, said it reports: this rank was stopped meanwhile
+// (a hang), and finds the run over when it resumes.
+bool reported_by(engine::Runtime& rt, int k) {
+  try {
+    rt.recv(k, engine::tags::kReporting, 0);
+    return true;
+  } catch (const engine::Timeout&) {
+  } catch (const engine::PeerFailure&) {
+  }
+  return false;
+}
+
 // Sends this node's report to the lowest rank below it still alive. False
-// when there is none: this node is the reporter.
+// when there is none: this node is the reporter. True, sending nothing, when
+// a rank below it reported already.
 bool send_to_reporter(engine::Runtime& rt, ReportWatch& watch, const NodeReport& mine) {
   for (int k = 0; k < rt.rank(); ++k) {
-    if (!watch.alive(k)) continue;
+    if (!watch.alive(k)) {
+      if (reported_by(rt, k)) return true;
+      continue;
+    }
     try {
       rt.send(k, engine::tags::kResult, encode_node_report(mine));
       return true;
@@ -150,7 +166,16 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
   NodeReport mine{out.nodes[rank], out.events};
   ReportWatch watch(heartbeat_rt, setup.scenario.heartbeat_s, setup.scenario.heartbeat_timeout_s);
   const bool sent = send_to_reporter(rt, watch, mine);
-  if (!sent) gather(rt, watch, out);
+  if (!sent) {
+    gather(rt, watch, out);
+    // A rank stopped until now finds this when it resumes, and leaves the report to this one.
+    for (int k = 0; k < world; ++k) {
+      try {
+        if (k != rank) rt.send(k, engine::tags::kReporting, engine::Payload{});
+      } catch (const engine::PeerFailure&) {
+      }
+    }
+  }
   watch.give_up_the_gone({&rt, &heartbeat_rt});
   if (sent) return outcome;
   outcome.reporter = true;

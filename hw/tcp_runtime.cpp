@@ -184,7 +184,7 @@ void TcpRuntime::barrier(double timeout_s) {
 
 void TcpRuntime::send(int dst, int tag, engine::Payload payload) {
   if (dst == rank_) throw std::invalid_argument("send to self");
-  const int hop = relay_.at(dst) >= 0 ? relay_[dst] : dst;
+  const int hop = hop_to(dst);
   Peer& p = peers_[hop];
   p.check(dst);
   if (payload.size > max_message_bytes_)
@@ -220,7 +220,8 @@ bool TcpRuntime::route_via(int dst, int relay) {
   if (relay_[dst] < 0) {
     // A frame half written stays: the stream must still parse should the cable come back.
     Peer& direct = peers_[dst];
-    while (direct.out.size() > (!direct.out.empty() && direct.out.front().sent > 0 ? 1u : 0u)) {
+    const std::size_t keep = !direct.out.empty() && direct.out.front().sent > 0 ? 1 : 0;
+    while (direct.out.size() > keep) {
       direct.queued_bytes -= direct.out.back().payload.bytes.size();
       direct.out.pop_back();
     }
@@ -236,7 +237,7 @@ void TcpRuntime::give_up(int peer, const std::string& why) {
 
 engine::Payload TcpRuntime::recv(int src, int tag, double timeout_s) {
   if (!inbox_.holds(src, tag)) progress(deadline_in(timeout_s), src, tag);
-  return take_after_wait(inbox_, path_to(src), src, tag, timeout_s);
+  return take_after_wait(inbox_, peers_[hop_to(src)], src, tag, timeout_s);
 }
 
 void TcpRuntime::flush_writes(int peer) {
@@ -262,7 +263,9 @@ void TcpRuntime::flush_writes(int peer) {
     const ssize_t w = send_no_sigpipe(p.fd, data, len);
     if (w < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
-      return p.fail(std::string("send: ") + std::strerror(errno));
+      const std::string why = std::string("send: ") + std::strerror(errno);
+      read_available(peer);  // what the peer sent before it closed still arrives
+      return p.fail(why);
     }
     f.sent += static_cast<std::uint64_t>(w);
     if (f.sent == f.total()) {
@@ -326,7 +329,7 @@ void TcpRuntime::deliver(int peer, const TcpFrameHeader& frame, engine::Payload 
   const int hop = std::max(frame.route.forward_to, frame.route.relayed_from);
   if (hop == rank_ || hop == peer) return p.fail(fmt::format("malformed frame: routed through rank {}", hop));
   if (frame.route.forward_to >= 0) {
-    // On in arrival order; what is for a rank this one lost vanishes, as on a dead cable.
+    // Forwarded in arrival order; what is for a rank this one lost vanishes, as on a dead cable.
     const Peer& onward = peers_[hop];
     if (onward.fd >= 0 && onward.failure.empty()) enqueue(hop, frame.tag, std::move(message), {.relayed_from = peer});
     return;
@@ -339,7 +342,7 @@ void TcpRuntime::progress(std::chrono::steady_clock::time_point until, int src, 
   std::vector<pollfd> fds;
   std::vector<int> owner;
   for (;;) {
-    if (src >= 0 && (inbox_.holds(src, tag) || !path_to(src).failure.empty())) return;
+    if (src >= 0 && (inbox_.holds(src, tag) || !peers_[hop_to(src)].failure.empty())) return;
     fds.clear();
     owner.clear();
     for (int r = 0; r < world_; ++r) {

@@ -102,8 +102,8 @@ class TcpRuntime : public engine::Runtime {
   void deliver(int peer, const TcpFrameHeader& frame, engine::Payload message);
   // Queues `payload` on the connection to `hop`.
   void enqueue(int hop, int tag, engine::Payload payload, TcpRoute route);
-  // The connection that carries messages to and from `peer`.
-  Peer& path_to(int peer) { return peers_.at(relay_.at(peer) >= 0 ? relay_[peer] : peer); }
+  // The rank whose connection carries messages to and from `peer`: its relay, or itself.
+  int hop_to(int peer) const { return relay_.at(peer) >= 0 ? relay_[peer] : peer; }
 
   int rank_, world_;
   bool busy_wait_compute_;

@@ -39,8 +39,9 @@ TEST(Tags, NoEpochEverReachesAnUnfencedTag) {
 }
 
 TEST(Tags, TransportTagsAreNegativeAndDistinct) {
-  const std::set<int> transport = {tags::kBarrier, tags::kResult, tags::kEndpoint, tags::kReady};
-  EXPECT_EQ(transport.size(), 4u);
+  const std::set<int> transport = {tags::kBarrier,   tags::kResult,   tags::kReportBeat,
+                                   tags::kReporting, tags::kEndpoint, tags::kReady};
+  EXPECT_EQ(transport.size(), 6u);
   EXPECT_LT(*transport.rbegin(), 0);
 }
 
