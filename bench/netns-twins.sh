@@ -30,7 +30,8 @@ for key in ("$schema", "expect"):
     s.pop(key, None)
 s["name"] = "twin-" + s["name"]
 s["model"] = {"path": sys.argv[3]}
-s["workload"] = {"requests": 4, "prompt_tokens": 16, "output_tokens": 400}
+tokens = 150 if "secondary_link" in s["cluster"]["fabric"] else 400
+s["workload"] = {"requests": 4, "prompt_tokens": 16, "output_tokens": tokens}
 s.setdefault("recovery", {}).update({"heartbeat_s": 0.1, "heartbeat_timeout_s": 0.5})
 s["deadline_s"] = 120
 json.dump(s, open(sys.argv[2], "w"), indent=1)

@@ -50,9 +50,9 @@ std::string probe_mesh(const hw::NetnsMesh& mesh, const std::string& cluster, co
   return hw::run_ranks({probe}, 180, false) == 0 ? card : "";
 }
 
-// The secondary network's card for both worlds: the catalog's `secondary`
-// scaled as the mesh was, that is its bandwidth in the ratio of the catalog's
-// to the probed cable's, and the probed latency (both are veths here).
+// The secondary network's card for both worlds, scaled as the mesh was: the
+// probed cable's card with the bandwidth times the catalog's ratio of
+// `secondary` to `cable`, and the same latency (both are veths here).
 // Written beside the probed card; returns its path.
 std::string secondary_card(const std::string& probed, const engine::LinkCard& cable,
                            const engine::LinkCard& secondary) {
@@ -78,17 +78,15 @@ int launch_netns(const NetnsLaunch& o) {
   if (!refusal) refusal = hw::transport_refusal(l.scenario, o.rdma);
   if (!refusal) refusal = hw::packet_loss_refusal(l.scenario, o.rdma, true);
   if (refusal) throw engine::InputError(o.scenario, refusal->json_path, refusal->reason + " (launch --netns)");
-  if (l.catalog.link(l.scenario.fabric.link).switched)
+  const std::string& link = l.scenario.fabric.link;
+  const engine::LinkCard& cable = l.catalog.link(link);
+  if (cable.switched)
     throw engine::InputError(o.scenario, "/cluster/fabric/link",
-                             l.scenario.fabric.link +
-                                 " is a switched network; launch --netns builds point-to-point "
-                                 "cables");
+                             link + " is a switched network; launch --netns builds point-to-point cables");
   if (const std::string why = hw::NetnsMesh::unavailable_reason(); !why.empty()) {
     fmt::print(stderr, "launch --netns: {}\n", why);
     return 1;
   }
-  const std::string& link = l.scenario.fabric.link;
-  const engine::LinkCard& cable = l.catalog.link(link);
   const double card_bps = cable.bandwidth * 8;
   const double rate_bps = std::min(card_bps, o.max_rate_bps > 0 ? o.max_rate_bps : hw::kCableRateBps);
   const double scale = rate_bps / card_bps;

@@ -1,7 +1,6 @@
 #include "hw/netns_mesh.hpp"
 
 #include <fcntl.h>
-#include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "hw/platform.hpp"
 #include "hw/shell.hpp"
