@@ -49,6 +49,19 @@ std::vector<pid_t> ranks_joined(ChildProcess& launch, int world) {
   return testsupport::rank_pids(launch.output(), world);
 }
 
+// `meshinfer launch --local WORLD SCENARIO` into DIR/out, bounded by 60 s.
+std::vector<std::string> launch_local(int world, const std::string& scenario, const std::string& dir) {
+  return {MESHINFER_BINARY, "launch",    "--local", std::to_string(world), scenario, "--out",
+          dir + "/out",     "--timeout", "60"};
+}
+
+// ranks_joined, then well into decode: the runs of these tests last seconds.
+std::vector<pid_t> ranks_mid_decode(ChildProcess& launch, int world) {
+  const auto pids = ranks_joined(launch, world);
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  return pids;
+}
+
 class KillNine : public testing::TestWithParam<int> {};
 
 // Four ranks decode; rank k is killed with SIGKILL mid-decode. The survivors
@@ -59,9 +72,8 @@ TEST_P(KillNine, SurvivorsDetectRecoverAndReport) {
   const json s = testsupport::small_scenario("kill-nine", world, 2, 60);
   const double timeout_s = s["recovery"]["heartbeat_timeout_s"];
   const std::string scenario = testsupport::write_json(dir, "s", s);
-  ChildProcess launch({MESHINFER_BINARY, "launch", "--local", "4", scenario, "--out", dir + "/out", "--timeout", "60"});
-  const auto pids = ranks_joined(launch, world);
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // well into decode: the run lasts seconds
+  ChildProcess launch(launch_local(world, scenario, dir));
+  const auto pids = ranks_mid_decode(launch, world);
   ASSERT_GT(pids[victim], 0) << launch.output();
   const double killed_at_unix = testsupport::unix_now_s();
   ASSERT_EQ(::kill(pids[victim], SIGKILL), 0);
@@ -111,9 +123,8 @@ TEST(Launch, ACoordinatorSilentWithItsConnectionsOpenIsLeftBehindAndRank1Reports
   const std::string dir = testsupport::fresh_dir("silent-coordinator");
   const std::string scenario =
       testsupport::write_json(dir, "s", testsupport::small_scenario("silent-coordinator", world, 2, 60));
-  ChildProcess launch({MESHINFER_BINARY, "launch", "--local", "4", scenario, "--out", dir + "/out", "--timeout", "60"});
-  const auto pids = ranks_joined(launch, world);
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // well into decode: the run lasts seconds
+  ChildProcess launch(launch_local(world, scenario, dir));
+  const auto pids = ranks_mid_decode(launch, world);
   ASSERT_GT(pids[0], 0) << launch.output();
   ASSERT_EQ(::kill(pids[0], SIGSTOP), 0);
   const std::string reports = launch.wait_for_line("[rank 1] rank 1: rank 0 is gone; this rank reports", 30);
@@ -134,9 +145,8 @@ TEST(Launch, ARankThatResumesAfterTheRunLeavesTheReportToTheReporter) {
   const std::string dir = testsupport::fresh_dir("resumed-late");
   const std::string scenario =
       testsupport::write_json(dir, "s", testsupport::small_scenario("resumed-late", world, 2, 60));
-  ChildProcess launch({MESHINFER_BINARY, "launch", "--local", "4", scenario, "--out", dir + "/out", "--timeout", "60"});
-  const auto pids = ranks_joined(launch, world);
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // well into decode: the run lasts seconds
+  ChildProcess launch(launch_local(world, scenario, dir));
+  const auto pids = ranks_mid_decode(launch, world);
   ASSERT_GT(pids[1], 0) << launch.output();
   ASSERT_EQ(::kill(pids[1], SIGSTOP), 0);
   const std::string reported = launch.wait_for_line("[rank 0] reports:", 30);
@@ -155,7 +165,7 @@ TEST(Launch, RanksDieWithTheirLauncher) {
   const std::string dir = testsupport::fresh_dir("launcher-killed");
   const std::string scenario =
       testsupport::write_json(dir, "s", testsupport::small_scenario("orphans", world, 2, 2000));
-  ChildProcess launch({MESHINFER_BINARY, "launch", "--local", "2", scenario, "--out", dir + "/out", "--timeout", "60"});
+  ChildProcess launch(launch_local(world, scenario, dir));
   const auto pids = ranks_joined(launch, world);
   ASSERT_GT(pids[0], 0) << launch.output();
   ASSERT_EQ(::kill(launch.pid(), SIGKILL), 0);
