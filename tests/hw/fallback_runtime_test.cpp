@@ -20,6 +20,15 @@ constexpr int kBefore = 1, kDecision = 2, kAfter = 3;
 std::string text(const engine::Payload& p) { return {reinterpret_cast<const char*>(p.bytes.data()), p.bytes.size()}; }
 engine::Payload of(const std::string& s) { return engine::Payload::of(std::as_bytes(std::span(s))); }
 
+// `primary` and a second TcpRuntime of its rank, whose rank 0 listens on `second_fd`.
+std::unique_ptr<hw::FallbackRuntime> on_two_networks(engine::Runtime& primary, int second_fd, int second_port) {
+  hw::TcpOptions o;
+  o.coordinator_port = second_port;
+  o.coordinator_listen_fd = primary.rank() == 0 ? second_fd : -1;
+  return std::make_unique<hw::FallbackRuntime>(std::make_unique<engine::ForwardingRuntime>(primary),
+                                               std::make_unique<hw::TcpRuntime>(primary.rank(), primary.world(), o));
+}
+
 // Rank 0 moves first and tells the others on the secondary network, as the
 // coordinator does; rank 1 sent rank 0 a message on the primary before that.
 // Rank 2's primary connection to rank 1 then fails: rank 1's next message,
@@ -28,11 +37,8 @@ TEST(FallbackRuntime, MessagesArriveFromEitherNetworkAndTheOldOneMayFail) {
   const int second_fd = hw::listen_on("127.0.0.1", 0), second_port = hw::local_port(second_fd);
   const auto results = testsupport::run_tcp_cluster(3, [&](engine::Runtime& primary) -> std::string {
     const int me = primary.rank();
-    hw::TcpOptions o;
-    o.coordinator_port = second_port;
-    o.coordinator_listen_fd = me == 0 ? second_fd : -1;
-    hw::FallbackRuntime rt(std::make_unique<engine::ForwardingRuntime>(primary),
-                           std::make_unique<hw::TcpRuntime>(me, 3, o));
+    const auto networks = on_two_networks(primary, second_fd, second_port);
+    hw::FallbackRuntime& rt = *networks;
     if (me == 0) {
       rt.use_secondary_network();
       for (int r : {1, 2}) rt.send(r, kDecision, of("move"));
@@ -61,11 +67,8 @@ TEST(FallbackRuntime, MessagesArriveFromEitherNetworkAndTheOldOneMayFail) {
 TEST(FallbackRuntime, APeerLostOnThePrimaryBeforeTheMoveIsAFailure) {
   const int second_fd = hw::listen_on("127.0.0.1", 0), second_port = hw::local_port(second_fd);
   const auto results = testsupport::run_tcp_cluster(2, [&](engine::Runtime& primary) -> std::string {
-    hw::TcpOptions o;
-    o.coordinator_port = second_port;
-    o.coordinator_listen_fd = primary.rank() == 0 ? second_fd : -1;
-    hw::FallbackRuntime rt(std::make_unique<engine::ForwardingRuntime>(primary),
-                           std::make_unique<hw::TcpRuntime>(primary.rank(), 2, o));
+    const auto networks = on_two_networks(primary, second_fd, second_port);
+    hw::FallbackRuntime& rt = *networks;
     if (primary.rank() == 1) return "idle";
     primary.give_up(1, "cable dead");
     try {
