@@ -26,6 +26,14 @@ std::string features() {
 
 }  // namespace
 
+void add_level_option(CLI::App* cmd, std::optional<engine::SimulationLevel>& level) {
+  const auto& names = engine::Names<engine::SimulationLevel>::value;
+  cmd->add_option_function<std::string>(
+         "--level", [&level](const std::string& name) { level = engine::parse_name<engine::SimulationLevel>(name); },
+         "how collectives are timed: message (each message, the reference) or flow (each collective as a whole)")
+      ->check(CLI::IsMember(std::vector<std::string>(names.begin(), names.end())));
+}
+
 std::string version_line() {
   return fmt::format("meshinfer {} ({}), {}", engine::kVersion, engine::kGitCommit, features());
 }

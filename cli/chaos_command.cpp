@@ -21,6 +21,7 @@ struct ChaosOptions {
   std::string scenario, seeds = "1..100", out, junit;
   std::vector<std::string> kinds;
   int jobs = 0, requests = 0, output_tokens = 0;
+  std::optional<engine::SimulationLevel> level;
   StudyShare share;
 };
 
@@ -39,6 +40,7 @@ void parse_seeds(const std::string& text, sim::ChaosQuery& q) {
 int chaos(ChaosOptions& o) {
   engine::Scenario s = engine::load_scenario(o.scenario, engine::Catalog::builtin());
   const engine::Catalog catalog = engine::catalog_for(s, engine::Catalog::builtin());
+  if (o.level) s.level = *o.level;
   // A campaign runs the scenario hundreds of times: it may be shortened.
   if (o.requests > 0) s.workload.requests = o.requests;
   if (o.output_tokens > 0) {
@@ -84,6 +86,7 @@ void add_chaos_command(CLI::App& app, int& status) {
   cmd->add_option("--jobs", o->jobs, "worker processes (default: all cores)");
   cmd->add_option("--out", o->out, "write the campaign as JSON here");
   cmd->add_option("--junit", o->junit, "write each seed's invariants as JUnit XML here");
+  add_level_option(cmd, o->level);
   o->share.add_option(cmd);
   cmd->callback([o, &status] { status = chaos(*o); });
 }

@@ -4,8 +4,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "engine/choices.hpp"
 
 namespace cli {
 
@@ -30,6 +33,10 @@ void add_make_model_command(CLI::App& app, int& status);
 void add_compare_command(CLI::App& app, int& status);
 void add_doctor_command(CLI::App& app, int& status);
 void add_rdma_check_command(CLI::App& app, int& status);
+
+// --level message|flow: how the simulator times collectives, over the scenario's
+// simulation_level (engine/choices.hpp).
+void add_level_option(CLI::App* cmd, std::optional<engine::SimulationLevel>& level);
 
 // What `meshinfer --version` prints: version, git id, transports, OS calls.
 std::string version_line();

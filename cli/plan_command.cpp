@@ -26,6 +26,7 @@ struct PlanOptions {
   std::vector<std::string> hardware{"m3-ultra-512gb"}, links{"tb5-rdma"}, strategies, cards;
   int max_nodes = 4;
   int jobs = 0;
+  std::optional<engine::SimulationLevel> level;
   StudyShare share;
 };
 
@@ -137,6 +138,7 @@ int plan(PlanOptions& o) {
   q.workload = load_workload(o.workload_file, o.model, o.quant, catalog);
   parse_slo(o.slo, q);
   q.profile = o.profile;
+  if (o.level) q.level = *o.level;
   q.workers = o.share.workers(o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))));
 
   const auto result = sim::run_plan_sweep(q, catalog);
@@ -172,6 +174,7 @@ void add_plan_command(CLI::App& app, int& status) {
   cmd->add_option("--card", o->cards, "what-if hardware or link card file (repeatable)");
   cmd->add_option("--jobs", o->jobs, "worker processes (default: all cores); results do not depend on it");
   cmd->add_option("--out", o->out, "directory for plan.json and plan.md");
+  add_level_option(cmd, o->level);
   o->share.add_option(cmd);
   cmd->callback([o, &status] { status = plan(*o); });
 }

@@ -38,10 +38,11 @@ struct RunOptions {
   std::string out, junit;
   bool quiet = false;
   std::vector<std::string> cards;
+  std::optional<engine::SimulationLevel> level;
 };
 
 int run(const RunOptions& o) {
-  const LoadedScenario l = load_for_run(o.scenario, o.cards, o.seed, true);
+  const LoadedScenario l = load_for_run(o.scenario, o.cards, o.seed, true, o.level);
   const auto result =
       sim::simulate(l.scenario, l.catalog, l.plan, l.profile,
                     engine::make_requests(l.scenario.workload, l.scenario.seed), progress_line(o.quiet));
@@ -58,6 +59,7 @@ void add_run_command(CLI::App& app, int& status) {
   cmd->add_option("--out", options->out, "report directory (default reports/out/<scenario name>)");
   cmd->add_option("--junit", options->junit, "also write the expectations and invariants as JUnit XML here");
   cmd->add_flag("--quiet", options->quiet, "no progress line");
+  add_level_option(cmd, options->level);
   cmd->add_option("--card", options->cards,
                   "extra hardware or link card file, e.g. from `meshinfer probe` (repeatable)");
   cmd->callback([options, &status] { status = run(*options); });

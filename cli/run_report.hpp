@@ -25,7 +25,8 @@ struct LoadedScenario {
 // Throws InputError / PlanError. `seed` overrides the scenario's; `print_plan`:
 // the plan (and auto's candidates) on stdout.
 LoadedScenario load_for_run(const std::string& scenario_file, const std::vector<std::string>& card_files,
-                            std::optional<unsigned long long> seed, bool print_plan);
+                            std::optional<unsigned long long> seed, bool print_plan,
+                            std::optional<engine::SimulationLevel> level = std::nullopt);
 
 // Writes the reports into `out_dir` (default reports/out/<scenario name>),
 // prints the summary; returns 0, or kExitBreach when an expectation or an

@@ -1,7 +1,8 @@
 // The closed sets an input chooses from: parallel strategy, recovery policy,
-// fault kind and fabric type. Each is an enum class, compared as a value; its
-// text is parsed once where it comes in (the readers via choice() in
-// engine/json_input.hpp, the CLI via parse_name()) and printed via to_string().
+// fault kind, fabric type and simulation level. Each is an enum class,
+// compared as a value; its text is parsed once where it comes in (the readers
+// via choice() in engine/json_input.hpp, the CLI via parse_name()) and printed
+// via to_string().
 #pragma once
 
 #include <array>
@@ -29,6 +30,8 @@ enum class FaultKind {
   kRdmaPacketLoss
 };
 enum class FabricType { kFullMesh, kCables };
+// How the simulator times collectives: each message, or each collective as a whole (sim/flow_board.hpp).
+enum class SimulationLevel { kMessage, kFlow };
 
 // Names<E>::value[i] is the text of the E whose value is i: the spelling of
 // scenario files, reports and the CLI (the schema's enums must match; a test checks).
@@ -51,6 +54,10 @@ struct Names<FaultKind> {
 template <>
 struct Names<FabricType> {
   static constexpr std::array<std::string_view, 2> value = {"full-mesh", "cables"};
+};
+template <>
+struct Names<SimulationLevel> {
+  static constexpr std::array<std::string_view, 2> value = {"message", "flow"};
 };
 
 // The text of `e`. (Constrained so that it never competes with to_string(Parallelism).)

@@ -19,6 +19,46 @@ void check_size(const Payload& p, std::uint64_t bytes) {
 int peer_after(int rank, int step, int n) { return (rank + step) % n; }
 int peer_before(int rank, int step, int n) { return (rank - step + n) % n; }
 
+// Stands in for the runtime while a collective runs at the flow level: it
+// records the messages, phase by phase, that the algorithm would send.
+class FlowRecorder : public Runtime {
+ public:
+  FlowRecorder(const Runtime& rt, int tag) : rank_(rt.rank()), world_(rt.world()) {
+    flows_.tag = tag;
+    for (int r = 0; r < world_; ++r) flows_.members.push_back(r);
+  }
+  const Flows& flows() const { return flows_; }
+
+  int rank() const override { return rank_; }
+  int world() const override { return world_; }
+  double now() const override { return 0; }
+  void sleep_for(double) override {}
+  // A send after a receive begins the next phase.
+  void send(int dst, int, Payload payload) override {
+    if (flows_.phases.empty() || !flows_.phases.back().receives.empty()) flows_.phases.emplace_back();
+    flows_.phases.back().sends.emplace_back(dst, payload.size);
+  }
+  Payload recv(int src, int, double) override {
+    if (flows_.phases.empty()) flows_.phases.emplace_back();
+    flows_.phases.back().receives.push_back(src);
+    return {};
+  }
+
+ private:
+  int rank_, world_;
+  Flows flows_;
+};
+
+// A size-only collective at the flow level runs against the recorder, and the
+// runtime times what it recorded as a whole; otherwise it runs as given.
+template <class Algorithm>
+void run(const CollectiveContext& c, CollectiveBuffer& buf, const Algorithm& algorithm) {
+  if (buf.is_real() || !c.rt.times_flows()) return algorithm(c, buf);
+  FlowRecorder recorder(c.rt, c.tag);
+  algorithm(CollectiveContext{recorder, c.tag, c.timeout_s}, buf);
+  if (!recorder.flows().phases.empty()) c.rt.run_flows(recorder.flows(), c.timeout_s);
+}
+
 }  // namespace
 
 Payload CollectiveBuffer::pack(std::uint64_t begin, std::uint64_t count) const {
@@ -26,16 +66,17 @@ Payload CollectiveBuffer::pack(std::uint64_t begin, std::uint64_t count) const {
   return Payload::of(std::as_bytes(data_.subspan(begin, count)));
 }
 
+// Only real contents are checked: a size-only buffer also runs against the
+// flow level's recorder, which receives nothing.
 void CollectiveBuffer::assign(std::uint64_t begin, const Payload& p) {
-  const std::uint64_t count = p.size / element_bytes_;
-  check_size(p, count * element_bytes_);
   if (!is_real()) return;
+  check_size(p, p.size / element_bytes_ * element_bytes_);
   std::memcpy(data_.data() + begin, p.bytes.data(), p.size);
 }
 
 void CollectiveBuffer::assign_sum(std::uint64_t begin, std::uint64_t count, std::span<const Payload* const> parts) {
-  for (const Payload* p : parts) check_size(*p, count * element_bytes_);
   if (!is_real()) return;
+  for (const Payload* p : parts) check_size(*p, count * element_bytes_);
   float* out = data_.data() + begin;
   std::vector<float> acc(floats(*parts[0]), floats(*parts[0]) + count);
   for (std::size_t k = 1; k < parts.size(); ++k) {
@@ -124,21 +165,7 @@ void two_shot_all_reduce(const CollectiveContext& c, CollectiveBuffer& buf) {
   all_gather(c, buf);
 }
 
-}  // namespace
-
-void all_reduce(const CollectiveContext& c, CollectiveBuffer& buf, AllReduceAlgorithm algo) {
-  if (c.rt.world() == 1) return;
-  switch (algo) {
-    case AllReduceAlgorithm::kRing:
-      return ring_all_reduce(c, buf);
-    case AllReduceAlgorithm::kOneShot:
-      return one_shot_all_reduce(c, buf);
-    case AllReduceAlgorithm::kTwoShot:
-      return two_shot_all_reduce(c, buf);
-  }
-}
-
-void all_gather(const CollectiveContext& c, CollectiveBuffer& buf) {
+void gather_blocks(const CollectiveContext& c, CollectiveBuffer& buf) {
   const int n = c.rt.world(), r = c.rt.rank();
   const Block mine = block_of(buf.elements(), n, r);
   for (int s = 1; s < n; ++s) c.rt.send(peer_after(r, s, n), c.tag, buf.pack(mine.begin, mine.count));
@@ -148,16 +175,7 @@ void all_gather(const CollectiveContext& c, CollectiveBuffer& buf) {
   }
 }
 
-void broadcast(const CollectiveContext& c, CollectiveBuffer& buf, int root) {
-  const int n = c.rt.world(), r = c.rt.rank();
-  if (r == root) {
-    for (int s = 1; s < n; ++s) c.rt.send(peer_after(r, s, n), c.tag, buf.pack(0, buf.elements()));
-  } else {
-    buf.assign(0, c.rt.recv(root, c.tag, c.timeout_s));
-  }
-}
-
-void all_to_all(const CollectiveContext& c, CollectiveBuffer& buf) {
+void exchange_blocks(const CollectiveContext& c, CollectiveBuffer& buf) {
   const int n = c.rt.world(), r = c.rt.rank();
   for (int s = 1; s < n; ++s) {
     const int dst = peer_after(r, s, n);
@@ -168,6 +186,37 @@ void all_to_all(const CollectiveContext& c, CollectiveBuffer& buf) {
   for (int s = 1; s < n; ++s) {
     const int src = peer_before(r, s, n);
     buf.assign(block_of(buf.elements(), n, src).begin, c.rt.recv(src, c.tag, c.timeout_s));
+  }
+}
+
+}  // namespace
+
+void all_reduce(const CollectiveContext& c, CollectiveBuffer& buf, AllReduceAlgorithm algo) {
+  if (c.rt.world() == 1) return;
+  run(c, buf, [algo](const CollectiveContext& c, CollectiveBuffer& buf) {
+    switch (algo) {
+      case AllReduceAlgorithm::kRing:
+        return ring_all_reduce(c, buf);
+      case AllReduceAlgorithm::kOneShot:
+        return one_shot_all_reduce(c, buf);
+      case AllReduceAlgorithm::kTwoShot:
+        return two_shot_all_reduce(c, buf);
+    }
+  });
+}
+
+void all_gather(const CollectiveContext& c, CollectiveBuffer& buf) { run(c, buf, gather_blocks); }
+
+void all_to_all(const CollectiveContext& c, CollectiveBuffer& buf) { run(c, buf, exchange_blocks); }
+
+// Message by message at either level: only the root's sends matter to the
+// others, and the root waits for nobody.
+void broadcast(const CollectiveContext& c, CollectiveBuffer& buf, int root) {
+  const int n = c.rt.world(), r = c.rt.rank();
+  if (r == root) {
+    for (int s = 1; s < n; ++s) c.rt.send(peer_after(r, s, n), c.tag, buf.pack(0, buf.elements()));
+  } else {
+    buf.assign(0, c.rt.recv(root, c.tag, c.timeout_s));
   }
 }
 

@@ -21,7 +21,8 @@ void EpochRuntime::send(int dst, int tag, Payload payload) {
   physical_.send(members_.at(dst), fenced(tag), std::move(payload));
 }
 
-Payload EpochRuntime::recv(int src, int tag, double timeout_s) {
+template <class Attempt>
+auto EpochRuntime::wait_on_members(double timeout_s, const Attempt& attempt) {
   check_refused();  // even when messages never keep it waiting
   const double give_up = now() + timeout_s;
   // The heartbeats tell the others how long this node has waited.
@@ -33,12 +34,31 @@ Payload EpochRuntime::recv(int src, int tag, double timeout_s) {
   for (;;) {
     const double slice = std::min(m_.heartbeat_s(), give_up - now());
     try {
-      return physical_.recv(members_.at(src), fenced(tag), std::max(slice, 0.0));
+      return attempt(std::max(slice, 0.0));
     } catch (const Timeout&) {
       check_cluster();
       if (now() >= give_up) throw;
     }
   }
+}
+
+Payload EpochRuntime::recv(int src, int tag, double timeout_s) {
+  return wait_on_members(timeout_s,
+                         [&](double slice) { return physical_.recv(members_.at(src), fenced(tag), slice); });
+}
+
+double EpochRuntime::run_flows(const Flows& flows, double timeout_s) {
+  Flows& physical = physical_flows_;
+  physical.tag = fenced(flows.tag);
+  physical.members.clear();
+  for (int m : flows.members) physical.members.push_back(members_.at(m));
+  physical.phases.resize(flows.phases.size());
+  for (std::size_t k = 0; k < flows.phases.size(); ++k) {
+    physical.phases[k] = flows.phases[k];
+    for (auto& send : physical.phases[k].sends) send.first = members_.at(send.first);
+    for (int& src : physical.phases[k].receives) src = members_.at(src);
+  }
+  return wait_on_members(timeout_s, [&](double slice) { return physical_.run_flows(physical, slice); });
 }
 
 void EpochRuntime::check_refused() const {

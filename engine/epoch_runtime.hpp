@@ -36,11 +36,17 @@ class EpochRuntime : public ForwardingRuntime {
   void send(int dst, int tag, Payload payload) override;
   // Throws PeerFailure naming the PHYSICAL rank of the member that failed.
   Payload recv(int src, int tag, double timeout_s) override;
+  // Same waits and failures as recv.
+  double run_flows(const Flows& flows, double timeout_s) override;
 
   const std::vector<int>& members() const { return members_; }
 
  private:
   int fenced(int tag) const { return tags::fenced(tag, epoch_); }
+  // Calls `attempt(slice)` in slices of a heartbeat until it returns, checking
+  // the cluster between slices; throws its Timeout after `timeout_s`.
+  template <class Attempt>
+  auto wait_on_members(double timeout_s, const Attempt& attempt);
   // Throws when waiting longer is pointless: a member is silent or refused, a member
   // reported one (seen by the coordinator), a newer epoch began, or (seen by
   // the coordinator) every member waits on another.
@@ -53,6 +59,7 @@ class EpochRuntime : public ForwardingRuntime {
   std::vector<int> members_;
   int epoch_;
   int rank_;
+  Flows physical_flows_;  // run_flows' translation, its buffers kept from one collective to the next
 };
 
 // Messages between `from` and `to` (both ways) go through `relay`.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,19 @@ struct Payload {
   static Payload of(std::span<const std::byte> data) {
     return Payload{data.size(), std::vector<std::byte>(data.begin(), data.end())};
   }
+};
+
+// A collective's messages from one rank, phase by phase (a phase sends, then
+// waits for what it receives), handed over whole so that the simulator's flow
+// level can time them in one go instead of sending each.
+struct FlowPhase {
+  std::vector<std::pair<int, std::uint64_t>> sends;  // (destination, bytes), in send order
+  std::vector<int> receives;                         // sources
+};
+struct Flows {
+  int tag = 0;
+  std::vector<int> members;  // every rank that takes part, this one included
+  std::vector<FlowPhase> phases;
 };
 
 class Runtime {
@@ -57,6 +71,19 @@ class Runtime {
   // later calls. Throws Timeout after `timeout_s`, PeerFailure if `src` died.
   virtual Payload recv(int src, int tag, double timeout_s) = 0;
 
+  // Whether run_flows can time a collective as a whole (the simulator at its
+  // flow level); otherwise collectives send message by message.
+  virtual bool times_flows() const { return false; }
+  // Blocks until this rank's part of `flows` would be done, had its messages
+  // been sent; every member passes its own part of the same collective.
+  // Returns the seconds it waited for the last member to arrive. Throws as
+  // recv does: Timeout after `timeout_s` (calling again resumes the same
+  // wait), PeerFailure. REQUIRES: times_flows().
+  virtual double run_flows(const Flows& flows, double timeout_s) {
+    (void)flows, (void)timeout_s;
+    throw std::logic_error("this runtime sends collectives message by message");
+  }
+
   // Drops the messages waiting for this caller whose tag `stale` says nobody
   // will ask for again (an epoch's, once it is over). Default: keeps them.
   virtual void drop_waiting(const std::function<bool(int tag)>& stale) { (void)stale; }
@@ -83,6 +110,8 @@ class ForwardingRuntime : public Runtime {
   bool can_relay() const override { return inner_.can_relay(); }
   void send(int dst, int tag, Payload payload) override { inner_.send(dst, tag, std::move(payload)); }
   Payload recv(int src, int tag, double timeout_s) override { return inner_.recv(src, tag, timeout_s); }
+  bool times_flows() const override { return inner_.times_flows(); }
+  double run_flows(const Flows& flows, double timeout_s) override { return inner_.run_flows(flows, timeout_s); }
   void drop_waiting(const std::function<bool(int tag)>& stale) override { inner_.drop_waiting(stale); }
   void give_up(int peer, const std::string& why) override { inner_.give_up(peer, why); }
 

@@ -354,6 +354,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   if (auto v = root.find("profile")) s.profile = choice(*v, "profile", profile_names(catalog));
   read_workload(root, s);
   s.deadline_s = root.opt<double>("deadline_s", 3600, kPositive);
+  if (auto v = root.find("simulation_level")) s.level = choice<SimulationLevel>(*v, "simulation level");
   read_recovery(root, s);
   read_faults(root, s);
   read_expectations(root, s);

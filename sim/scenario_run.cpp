@@ -20,7 +20,7 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
   // The stack's transport adds its own software cost to every message (on hardware it is simply paid).
   for (Wire& w : platform.wires) w.card.per_message_overhead_s += profile.per_message_overhead_s;
   if (platform.secondary) platform.secondary->per_message_overhead_s += profile.per_message_overhead_s;
-  Simulation simulation(std::move(platform));
+  Simulation simulation(std::move(platform), s.level);
   engine::RunResult result;
   result.nodes.resize(s.nodes.size());
   engine::EngineSetup setup{s, catalog, plan, profile, std::move(requests), progress, {}};

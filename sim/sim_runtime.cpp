@@ -33,12 +33,13 @@ std::string mailbox_name(int src, int dst, int channel) {
   return "m" + std::to_string(src) + "-" + std::to_string(dst) + "c" + std::to_string(channel);
 }
 
-SimRuntime::SimRuntime(int rank, const PlatformSpec& platform, const std::vector<double>& speed, int channel)
-    : rank_(rank), channel_(channel), platform_(platform), speed_(speed) {
+SimRuntime::SimRuntime(int rank, const PlatformSpec& platform, const std::vector<double>& speed, int channel,
+                       FlowBoard* flows)
+    : rank_(rank), channel_(channel), platform_(platform), speed_(speed), flows_(flows) {
   for (int p = 0; p < world(); ++p) {
     Peer peer;
     peer.wire = platform.wire_between(rank, p);
-    peer.host = sg4::Host::by_name(platform.hosts[p]);
+    peer.host = peer.machine = sg4::Host::by_name(platform.hosts[p]);
     peer.outbox = sg4::Mailbox::by_name(mailbox_name(rank, p, channel));
     peer.inbox = sg4::Mailbox::by_name(mailbox_name(p, rank, channel));
     peers_.push_back(std::move(peer));
@@ -85,6 +86,7 @@ bool SimRuntime::use_secondary_network() {
   if (!platform_.secondary) return false;
   sg4::this_actor::set_host(sg4::Host::by_name(secondary_host(platform_.hosts[rank_])));
   on_secondary_ = true;
+  for (Peer& peer : peers_) peer.route = nullptr;
   return true;
 }
 
@@ -132,6 +134,9 @@ bool SimRuntime::route_via(int dst, int relay) {
   peer.wire = first;
   peer.host = sg4::Host::by_name(platform_.hosts[relay]);
   peer.outbox = hop;
+  peer.route = nullptr;
+  peer.onward = card;
+  if (flows_) peer.onward_route = &flows_->route(peer.host, far_end);
   return true;
 }
 
@@ -187,6 +192,102 @@ engine::Payload SimRuntime::recv(int src, int tag, double timeout_s) {
     if (env->tag == tag) return std::move(env->payload);
     inbox_.put(src, env->tag, std::move(env->payload));
   }
+}
+
+}  // namespace sim
+
+namespace sim {
+
+void SimRuntime::drop_waiting(const std::function<bool(int tag)>& stale) {
+  inbox_.drop_if(stale);
+  std::erase_if(flows_begun_, [&](const auto& begun) { return stale(begun.first); });
+  if (flow_in_progress_ && stale(flow_in_progress_->first)) {
+    flows_->leave(*flow_in_progress_);
+    flow_in_progress_.reset();
+  }
+}
+
+void SimRuntime::resolve(const engine::Flows& flows, FlowPart& part) {
+  part.sends.resize(flows.phases.size());
+  part.receives.resize(flows.phases.size());
+  for (std::size_t k = 0; k < flows.phases.size(); ++k) {
+    part.sends[k].clear();
+    for (const auto& [dst, size] : flows.phases[k].sends) {
+      Peer& peer = peers_.at(dst);
+      if (!on_secondary_ && !peer.wire) throw engine::PeerFailure(dst, "no cable from " + platform_.hosts[rank_]);
+      const engine::LinkCard& card = on_secondary_ ? *platform_.secondary : peer.wire->card;
+      if (!peer.route) peer.route = &flows_->route(sg4::this_actor::get_host(), peer.host);
+      // What is sent to a dead host vanishes, as on the message level.
+      FlowMessage m;
+      m.dst = dst;
+      m.overhead_s = card.per_message_overhead_s;
+      m.hops[0] = {peer.host->is_on() ? peer.route : nullptr, engine::wire_bytes(card, double(size))};
+      if (peer.onward) {
+        m.hop_count = 2;
+        m.relay_overhead_s = peer.onward->per_message_overhead_s;
+        m.hops[1] = {peer.machine->is_on() ? peer.onward_route : nullptr, engine::wire_bytes(*peer.onward, double(size))};
+      }
+      part.sends[k].push_back(m);
+    }
+    part.receives[k] = flows.phases[k].receives;
+  }
+  part.arrived_s = now();
+}
+
+int SimRuntime::lost_sender(const FlowBoard::Collective& c) const {
+  for (int src : c.members) {
+    const FlowPart& part = c.parts[src];
+    if (src == rank_) continue;
+    const bool alive = peers_.at(src).machine->is_on();
+    for (const auto& phase : part.sends)
+      for (const FlowMessage& m : phase)
+        if (m.dst == rank_ && (!alive || !m.route_up())) return src;
+  }
+  return -1;
+}
+
+double SimRuntime::run_flows(const engine::Flows& flows, double timeout_s) {
+  wait_while_hung();
+  const double deadline = now() + timeout_s;
+  if (!flow_in_progress_ || flow_in_progress_->first != flows.tag) {
+    if (flow_in_progress_) flows_->leave(*flow_in_progress_);
+    flow_in_progress_ = FlowBoard::Key{flows.tag, flows_begun_[flows.tag]++};
+    FlowBoard::Collective& c = flows_->join(*flow_in_progress_, flows.members);
+    resolve(flows, c.parts[rank_]);
+    flows_->arrived(c, rank_);
+  }
+  FlowBoard::Collective& c = flows_->join(*flow_in_progress_, flows.members);
+  // Past the deadline before its messages arrive: it waits on its last source.
+  const auto waits_on = [](const engine::Flows& f) {
+    for (auto phase = f.phases.rbegin(); phase != f.phases.rend(); ++phase)
+      if (!phase->receives.empty()) return phase->receives.back();
+    return f.members.front();
+  };
+  const auto give_up = [&](int peer) {
+    sleep_for(deadline - now());
+    throw engine::Timeout(peer, flows.tag, timeout_s);
+  };
+  while (!c.timed)
+    if (!flows_->wait(rank_, deadline) && !c.timed)
+      for (int m : c.members)
+        if (c.parts[m].arrived_s < 0) throw engine::Timeout(m, flows.tag, timeout_s);
+  for (;;) {
+    double& done = c.timing.done_s[rank_];
+    if (done <= now()) {
+      const int lost = lost_sender(c);
+      if (lost < 0) break;
+      done = kNever;
+      c.timing.blocked_on[rank_] = lost;
+    }
+    if (done > deadline) give_up(c.timing.blocked_on[rank_] >= 0 ? c.timing.blocked_on[rank_] : waits_on(flows));
+    sleep_for(done - now());
+  }
+  double last_arrival = 0;
+  for (int m : c.members) last_arrival = std::max(last_arrival, c.parts[m].arrived_s);
+  const double waited = std::max(0.0, last_arrival - c.parts[rank_].arrived_s);
+  flows_->leave(*flow_in_progress_);
+  flow_in_progress_.reset();
+  return waited;
 }
 
 }  // namespace sim

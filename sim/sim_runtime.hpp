@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "engine/inbox.hpp"
 #include "engine/runtime.hpp"
+#include "sim/flow_board.hpp"
 #include "sim/platform.hpp"
 
 namespace sim {
@@ -21,8 +23,10 @@ class SimRuntime : public engine::Runtime {
   // REQUIRES: called from the actor of `rank`, inside a running Simulation.
   // `speed`: per-rank compute speed factors (1: full speed), changed by faults.
   // `channel`: a node's actors each talk on their own channel (0: the engine,
-  // 1: its heartbeats), with mailboxes of their own.
-  SimRuntime(int rank, const PlatformSpec& platform, const std::vector<double>& speed, int channel = 0);
+  // 1: its heartbeats), with mailboxes of their own. `flows`: the board of
+  // the flow level, shared by every node's engine; nullptr: the message level.
+  SimRuntime(int rank, const PlatformSpec& platform, const std::vector<double>& speed, int channel = 0,
+             FlowBoard* flows = nullptr);
   ~SimRuntime() override;
 
   int rank() const override { return rank_; }
@@ -36,7 +40,9 @@ class SimRuntime : public engine::Runtime {
   bool can_relay() const override { return true; }
   void send(int dst, int tag, engine::Payload payload) override;
   engine::Payload recv(int src, int tag, double timeout_s) override;
-  void drop_waiting(const std::function<bool(int tag)>& stale) override { inbox_.drop_if(stale); }
+  bool times_flows() const override { return flows_ != nullptr; }
+  double run_flows(const engine::Flows& flows, double timeout_s) override;
+  void drop_waiting(const std::function<bool(int tag)>& stale) override;
 
  private:
   // Per peer, looked up once: the send path runs millions of times per run.
@@ -49,16 +55,30 @@ class SimRuntime : public engine::Runtime {
     // message already on the wire.
     boost::intrusive_ptr<simgrid::s4u::Comm> pending;
     void* pending_message = nullptr;
+    // The flow level's view: the peer's machine, the links to `host` (null
+    // until first needed), and past a relay, the second hop's card and links.
+    simgrid::s4u::Host* machine = nullptr;
+    const Route* route = nullptr;
+    std::optional<engine::LinkCard> onward;
+    const Route* onward_route = nullptr;
   };
 
   // A hung node's processes make no progress until it answers again.
   void wait_while_hung() const;
+  // Writes this node's part of a collective, its messages resolved to routes as now.
+  void resolve(const engine::Flows& flows, FlowPart& part);
+  // A member whose message to this node in `c` was lost on the way (its
+  // sender or a link of its route went down, as on the message level); -1: none.
+  int lost_sender(const FlowBoard::Collective& c) const;
 
   int rank_, channel_;
   const PlatformSpec& platform_;
   const std::vector<double>& speed_;
   bool on_secondary_ = false;
   std::vector<Peer> peers_;
+  FlowBoard* flows_;
+  std::map<int, long> flows_begun_;                 // by tag: collectives started on it
+  std::optional<FlowBoard::Key> flow_in_progress_;  // resumed by the next run_flows
   engine::Inbox inbox_{std::numeric_limits<std::uint64_t>::max()};  // no stranger sends here: unbounded
 };
 

@@ -87,10 +87,12 @@ void build_platform(const PlatformSpec& p) {
 
 }  // namespace
 
-Simulation::Simulation(PlatformSpec platform) : platform_(std::move(platform)), engine_(make_engine()) {
+Simulation::Simulation(PlatformSpec platform, engine::SimulationLevel level)
+    : platform_(std::move(platform)), engine_(make_engine()) {
   build_platform(platform_);
   errors_.resize(platform_.hosts.size());
   speed_.assign(platform_.hosts.size(), 1.0);
+  if (level == engine::SimulationLevel::kFlow) flows_ = std::make_unique<FlowBoard>(platform_.hosts.size());
 }
 
 Simulation::~Simulation() = default;
@@ -107,7 +109,7 @@ void Simulation::spawn_all(const NodeMain& main, const NodeMain& companion) {
         double& end;
         ~NoteEnd() { end = std::max(end, sg4::Engine::get_clock()); }
       } note_end{end_s_};
-      SimRuntime rt(r, platform_, speed_);
+      SimRuntime rt(r, platform_, speed_, 0, flows_.get());
       try {
         main(rt);
       } catch (const simgrid::ForcefulKillException&) {

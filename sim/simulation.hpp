@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/choices.hpp"
 #include "engine/events.hpp"
 #include "engine/runtime.hpp"
+#include "sim/flow_board.hpp"
 #include "sim/platform.hpp"
 
 namespace simgrid::s4u {
@@ -23,7 +25,8 @@ using NodeMain = std::function<void(engine::Runtime&)>;
 
 class Simulation {
  public:
-  explicit Simulation(PlatformSpec platform);
+  // `level`: how the engines' size-only collectives are timed (flow_board.hpp).
+  explicit Simulation(PlatformSpec platform, engine::SimulationLevel level = engine::SimulationLevel::kMessage);
   ~Simulation();
 
   const PlatformSpec& platform() const { return platform_; }
@@ -45,6 +48,7 @@ class Simulation {
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   std::vector<std::string> errors_;
   std::vector<double> speed_;
+  std::unique_ptr<FlowBoard> flows_;  // the flow level's; none at the message level
   double end_s_ = 0;
 };
 

@@ -243,6 +243,7 @@ ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan&
                         {"quant", s.quant},
                         {"parallelism", to_string(s.parallelism)},
                         {"profile", profile_name},
+                        {"simulation_level", to_string(s.level)},
                         {"recovery",
                          {{"policy", to_string(s.recovery)},
                           {"heartbeat_s", s.heartbeat_s},

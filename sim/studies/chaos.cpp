@@ -144,6 +144,7 @@ json run_chaos(const engine::Scenario& s, const engine::Catalog& catalog, const 
       recoveries.empty() ? 0 : std::accumulate(recoveries.begin(), recoveries.end(), 0.0) / recoveries.size();
   return {{"schema", "meshinfer.chaos/1"},
           {"scenario", s.name},
+          {"simulation_level", engine::to_string(s.level)},
           {"seeds", {q.first_seed, q.last_seed}},
           {"kinds", q.kinds},
           {"baseline", {{"simulated_s", span}, {"decode_tokens_per_s", base_speed}}},

@@ -45,6 +45,7 @@ engine::Scenario scenario_of(const PlanQuery& q, const Spec& spec) {
   s.name = "plan";
   s.file = "plan";
   s.seed = q.seed;
+  s.level = q.level;
   const int n = static_cast<int>(spec.hardware.size());
   for (int i = 0; i < n; ++i) s.nodes.push_back({"n" + std::to_string(i + 1), spec.hardware[i]});
   s.fabric.link = spec.link;
@@ -245,7 +246,8 @@ json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog) {
                   {"hardware", q.hardware},   {"max_nodes", q.max_nodes},
                   {"links", q.links},         {"strategies", q.strategies},
                   {"profile", q.profile},     {"slo_ttft_s", q.slo_ttft_s},
-                  {"slo_itl_s", q.slo_itl_s}, {"seed", q.seed}};
+                  {"slo_itl_s", q.slo_itl_s}, {"seed", q.seed},
+                  {"simulation_level", engine::to_string(q.level)}};
   json candidates = json::array();
   std::vector<int> to_simulate;
   for (std::size_t i = 0; i < specs.size(); ++i) {

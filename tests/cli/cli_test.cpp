@@ -1,6 +1,8 @@
 // The command line as CI pipelines use it: exit codes, messages, reports.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -73,24 +75,6 @@ TEST(Cli, VersionNamesTheTransportsBuilt) {
 #endif
 }
 
-// Every shipped scenario, run twice, gives byte-identical report.json and trace.json.
-class Determinism : public testing::TestWithParam<std::string> {};
-
-TEST_P(Determinism, SameScenarioSameSeedSameBytes) {
-  const std::string scenario = kScenarios + "/" + GetParam();
-  const std::string name = fs::path(GetParam()).stem().string();
-  const std::string a = testsupport::fresh_dir(name + "-a"), b = testsupport::fresh_dir(name + "-b");
-  const auto first = run_cli("run --quiet " + scenario + " --out " + a);
-  const auto second = run_cli("run --quiet " + scenario + " --out " + b);
-  ASSERT_EQ(first.exit_code, 0) << first.output;
-  ASSERT_EQ(second.exit_code, 0) << second.output;
-  for (const char* file : {"/report.json", "/trace.json", "/report.md"}) {
-    const std::string x = read_file(a + file), y = read_file(b + file);
-    EXPECT_FALSE(x.empty()) << file;
-    EXPECT_TRUE(x == y) << file << " differs between two runs of " << GetParam();
-  }
-}
-
 std::vector<std::string> shipped_scenarios() {
   std::vector<std::string> out;
   for (const char* sub : {"", "ci/"})
@@ -101,7 +85,71 @@ std::vector<std::string> shipped_scenarios() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shipped, Determinism, testing::ValuesIn(shipped_scenarios()), [](const auto& info) {
+// Every shipped scenario.
+class ShippedScenario : public testing::TestWithParam<std::string> {
+ protected:
+  // The report directory of a run at `level` (`tag` tells runs apart).
+  std::string run_at(const std::string& level, const std::string& tag) const {
+    const std::string dir = testsupport::fresh_dir(fs::path(GetParam()).stem().string() + "-" + tag);
+    const auto r = run_cli("run --quiet " + kScenarios + "/" + GetParam() + " --level " + level + " --out " + dir);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return dir;
+  }
+};
+
+// Run twice, it gives byte-identical report.json and trace.json, at either level.
+TEST_P(ShippedScenario, SameScenarioSameSeedSameBytes) {
+  for (const std::string level : {"message", "flow"}) {
+    const std::string a = run_at(level, level + "-a"), b = run_at(level, level + "-b");
+    for (const char* file : {"/report.json", "/trace.json", "/report.md"}) {
+      const std::string x = read_file(a + file), y = read_file(b + file);
+      EXPECT_FALSE(x.empty()) << file;
+      EXPECT_TRUE(x == y) << file << " differs between two runs of " << GetParam() << " at the " << level << " level";
+    }
+  }
+}
+
+// The flow level against the message level, its reference: the same request
+// outcomes and recovery decisions, and speeds, TTFT, ITL and recovery times
+// within 2%. Each report says which level produced it.
+TEST_P(ShippedScenario, FlowLevelAgreesWithTheMessageLevel) {
+  const auto message = nlohmann::json::parse(read_file(run_at("message", "message") + "/report.json"));
+  const auto flow = nlohmann::json::parse(read_file(run_at("flow", "flow") + "/report.json"));
+  EXPECT_EQ(message["scenario"]["simulation_level"], "message");
+  EXPECT_EQ(flow["scenario"]["simulation_level"], "flow");
+  for (const char* metric :
+       {"/summary/decode_tokens_per_s", "/summary/prefill_tokens_per_s", "/summary/ttft_s/p50", "/summary/ttft_s/p99",
+        "/summary/itl_s/p50", "/summary/itl_s/p99", "/faults/time_to_detect_s", "/faults/time_to_recover_s",
+        "/faults/downtime_s"}) {
+    const nlohmann::json::json_pointer at(metric);
+    if (!message.contains(at) || !message[at].is_number()) {
+      EXPECT_EQ(flow.value(at, nlohmann::json()), message.value(at, nlohmann::json())) << metric;
+      continue;
+    }
+    const double reference = message[at].get<double>();
+    EXPECT_NEAR(flow[at].get<double>(), reference, 0.02 * std::abs(reference)) << metric;
+  }
+  const auto outcomes = [](const nlohmann::json& report) {
+    std::vector<nlohmann::json> out;
+    for (const auto& r : report["requests"]) out.push_back({r["status"], r["error"], r["tokens"], r["tries"]});
+    return out;
+  };
+  EXPECT_EQ(outcomes(flow), outcomes(message));
+  // Members that notice a failure microseconds apart may note it in either order.
+  const auto decisions = [](const nlohmann::json& report) {
+    std::vector<std::string> out;
+    for (const auto& e : report["events"]) out.push_back(e["kind"].dump() + e["target"].dump() + e["detail"].dump());
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_EQ(decisions(flow), decisions(message));
+  EXPECT_EQ(flow["placements"].size(), message["placements"].size());
+  for (std::size_t i = 0; i < std::min(flow["placements"].size(), message["placements"].size()); ++i)
+    EXPECT_EQ(flow["placements"][i]["plan"], message["placements"][i]["plan"]) << "placement " << i;
+}
+
+
+INSTANTIATE_TEST_SUITE_P(Shipped, ShippedScenario, testing::ValuesIn(shipped_scenarios()), [](const auto& info) {
   std::string n = info.param;
   for (char& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';

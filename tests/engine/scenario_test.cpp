@@ -506,6 +506,7 @@ TEST(Scenario, SchemaListsTheLoadersNames) {
   EXPECT_EQ(schema.at("properties").at("parallelism").at("enum"), names(kParallelisms));
   EXPECT_EQ(defs.at("recovery").at("properties").at("policy").at("enum"), names(Names<RecoveryPolicy>::value));
   EXPECT_EQ(defs.at("fabric").at("properties").at("type").at("enum"), names(Names<FabricType>::value));
+  EXPECT_EQ(schema.at("properties").at("simulation_level").at("enum"), names(Names<SimulationLevel>::value));
   std::vector<std::string> metrics;
   for (const auto& [metric, _] : defs.at("expect").at("properties").items()) metrics.push_back(metric);
   std::vector<std::string> loader(kMetrics.begin(), kMetrics.end());
