@@ -1,9 +1,10 @@
 // How fast the simulator runs the default scenario: decode tokens per
 // wall-second and simulated seconds per wall second at batch 1 and 8 (one
-// core), per node count (1 to 6 M3 Ultras, Qwen3-235B, two requests), SimGrid
-// events (comms started and sleeps) per simulated token, and the engine against
-// a raw SimGrid loop that replays the same messages and sleeps (per-message
-// overhead sleeps included) without the engine. The last lines print ratios.
+// core), per node count (1 to 6 M3 Ultras, Qwen3-235B, two requests), at the
+// message level and at the flow level, SimGrid events (comms started and
+// sleeps) per simulated token, and the engine against a raw SimGrid loop that
+// replays the same messages and sleeps (per-message overhead sleeps included)
+// without the engine. The last lines print ratios.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -158,17 +159,22 @@ void report(benchmark::State& state, const std::string& label, const Figures& f)
   state.counters["events_per_token"] = f.events / f.tokens;
 }
 
+engine::SimulationLevel level_of(benchmark::State& state, int arg) {
+  return static_cast<engine::SimulationLevel>(state.range(arg));
+}
+
 void BM_DefaultScenario(benchmark::State& state) {
   Figures f;
   for (auto _ : state) {
     f = in_child([&] {
       engine::Scenario s = default_scenario();
       s.workload.concurrency = static_cast<int>(state.range(0));
+      s.level = level_of(state, 1);
       return run_engine(s);
     });
     state.SetIterationTime(f.wall_s);
   }
-  report(state, fmt::format("default scenario, batch {}", state.range(0)), f);
+  report(state, fmt::format("default scenario, batch {}/{}", state.range(0), engine::to_string(level_of(state, 1))), f);
 }
 
 // Same decode token count as the batch-1 run, without the engine.
@@ -184,21 +190,31 @@ void BM_RawSimGridSamePattern(benchmark::State& state) {
 void BM_NodeCount(benchmark::State& state) {
   Figures f;
   for (auto _ : state) {
-    f = in_child([&] { return run_engine(scenario_with_nodes(static_cast<int>(state.range(0)))); });
+    f = in_child([&] {
+      engine::Scenario s = scenario_with_nodes(static_cast<int>(state.range(0)));
+      s.level = level_of(state, 1);
+      return run_engine(s);
+    });
     state.SetIterationTime(f.wall_s);
   }
-  report(state, fmt::format("{} nodes, Qwen3-235B, 2 requests", state.range(0)), f);
+  report(state, fmt::format("{} nodes, Qwen3-235B, 2 requests/{}", state.range(0), engine::to_string(level_of(state, 1))),
+         f);
 }
 
+// Second argument: 0 the message level, 1 the flow level.
 BENCHMARK(BM_DefaultScenario)
-    ->ArgName("batch")
-    ->Arg(1)
-    ->Arg(8)
+    ->ArgNames({"batch", "level"})
+    ->ArgsProduct({{1, 8}, {0, 1}})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kSecond);
 BENCHMARK(BM_RawSimGridSamePattern)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
-BENCHMARK(BM_NodeCount)->ArgName("nodes")->DenseRange(1, 6)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_NodeCount)
+    ->ArgNames({"nodes", "level"})
+    ->ArgsProduct({{1, 2, 3, 4, 5, 6}, {0, 1}})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
 
 // Simulated seconds per wall second against the targets (10x at batch
 // 1 and per node count, 30x at batch 8), and the engine against the raw loop.
@@ -208,14 +224,16 @@ void print_ratios() {
     const auto f = m.find(name);
     return f == m.end() ? 0.0 : f->second.simulated_s / f->second.wall_s;
   };
-  fmt::print("\n{:<44} {:>12} {:>8} {:>8}\n", "run", "sim s/wall s", "target", "ratio");
+  fmt::print("\nsimulated seconds per wall second\n{:<36} {:>8} {:>8} {:>8} {:>12}\n", "run", "message", "flow",
+             "target", "flow/message");
   auto line = [&](const std::string& name, double target) {
-    fmt::print("{:<44} {:>12.2f} {:>8.0f} {:>8.2f}\n", name, speed(name), target, speed(name) / target);
+    const double message = speed(name + "/message"), flow = speed(name + "/flow");
+    fmt::print("{:<36} {:>8.2f} {:>8.2f} {:>8.0f} {:>12.2f}\n", name, message, flow, target, flow / message);
   };
   line("default scenario, batch 1", 10);
   line("default scenario, batch 8", 30);
   for (int n = 1; n <= 6; ++n) line(fmt::format("{} nodes, Qwen3-235B, 2 requests", n), 10);
-  const auto engine = m.find("default scenario, batch 1");
+  const auto engine = m.find("default scenario, batch 1/message");
   const auto raw = m.find("raw SimGrid loop");
   if (engine != m.end() && raw != m.end())
     fmt::print("engine / raw SimGrid loop, wall s per decode token: {:.2f} (target 1.2 or less)\n",
