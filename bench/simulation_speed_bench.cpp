@@ -111,7 +111,7 @@ Figures run_raw(double tokens) {
   const double attention = cost.attention_s(0, shape), ffn = cost.ffn_s(0, shape);
   const int n = static_cast<int>(s.nodes.size());
   const engine::LinkCard& link = catalog.link(s.fabric.link);
-  const double bytes = sim::wire_bytes(link, model.hidden * 2.0), overhead = link.per_message_overhead_s;
+  const double bytes = engine::wire_bytes(link, model.hidden * 2.0), overhead = link.per_message_overhead_s;
   sim::Simulation simulation(sim::platform_from_scenario(s, catalog));
   auto events = count_events();
   auto end_s = std::make_shared<double>(0);
