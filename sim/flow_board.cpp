@@ -33,7 +33,7 @@ FlowBoard::Collective& FlowBoard::join(const Key& key, const std::vector<int>& m
 
 void FlowBoard::arrived(Collective& c, int rank) {
   if (++c.arrived < static_cast<int>(c.members.size())) return;
-  time_flows(c.members, c.parts, c.timing);
+  timer_.time(c.members, c.parts, c.timing);
   c.timed = true;
   for (int m : c.members)
     if (waiting_[m] && m != rank) wake_[m]->release();

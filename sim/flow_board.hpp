@@ -49,6 +49,7 @@ class FlowBoard {
   std::map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, Route> routes_;
   std::vector<simgrid::s4u::SemaphorePtr> wake_;  // by rank
   std::vector<char> waiting_;
+  FlowTimer timer_;
 };
 
 }  // namespace sim

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <queue>
+#include <span>
 #include <simgrid/s4u.hpp>
 
 namespace sg4 = simgrid::s4u;
@@ -18,53 +19,35 @@ bool FlowMessage::route_up() const {
   return true;
 }
 
-namespace {
-
 // A discrete-event run of one collective: events are a message leaving, a
 // hop's latency ending, a relay handing a message on, a member's phase ending;
 // between events every message in its bandwidth phase drains at its max-min rate.
-class FluidRun {
+class FlowTimer::Run {
  public:
-  FluidRun(const std::vector<int>& members, const std::vector<FlowPart>& parts, FlowTiming& out)
-      : members_(members), parts_(parts), out_(out), world_(static_cast<int>(parts.size())) {
-    out_.done_s.assign(world_, kNever);
-    out_.blocked_on.assign(world_, -1);
+  void time(const std::vector<int>& members, const std::vector<FlowPart>& parts, FlowTiming& out) {
+    members_ = &members;
+    parts_ = &parts;
+    out_ = &out;
+    world_ = static_cast<int>(parts.size());
+    out.done_s.assign(world_, kNever);
+    out.blocked_on.assign(world_, -1);
     phase_.assign(world_, 0);
     pending_.assign(world_, 0);
     sent_until_.assign(world_, 0);
-  }
-
-  void run() {
-    for (int r : members_) start_phase(r, 0, parts_[r].arrived_s);
-    for (;;) {
-      int first = -1;
-      double finish = kNever;
-      for (std::size_t f = 0; f < flows_.size(); ++f) {
-        if (!flows_[f].draining) continue;
-        const double t = now_ + flows_[f].remaining / flows_[f].rate;
-        if (t < finish) {
-          finish = t;
-          first = static_cast<int>(f);
-        }
-      }
-      const double next_event = events_.empty() ? kNever : events_.top().t;
-      if (first < 0 && next_event == kNever) break;
-      advance_to(std::min(finish, next_event));
-      if (first >= 0 && finish <= next_event) {
-        hop_done(first);
-      } else {
-        const Event e = events_.top();
-        events_.pop();
-        handle(e);
-      }
-      if (rates_stale_) share_bandwidth();
-    }
-    for (int r : members_) {
-      if (out_.done_s[r] != kNever) continue;
-      const auto& waits = parts_[r].receives.at(phase_[r]);
-      for (int src : waits)
+    for (auto& table : arrivals_) table.assign(static_cast<std::size_t>(world_) * world_, -1);
+    flows_.clear();
+    draining_.clear();
+    link_ids_.clear();
+    for (Link& l : links_) l.draining = 0;  // a message on a link of no bandwidth never drained
+    relay_busy_.clear();
+    now_ = 0;
+    for (int r : members) start_phase(r, 0, parts[r].arrived_s);
+    loop();
+    for (int r : members) {
+      if (out.done_s[r] != kNever) continue;
+      for (int src : parts[r].receives.at(phase_[r]))
         if (arrival(phase_[r], r, src) < 0) {
-          out_.blocked_on[r] = src;
+          out.blocked_on[r] = src;
           break;
         }
     }
@@ -84,27 +67,54 @@ class FluidRun {
     const FlowMessage* m;
     int hop = 0;
     double remaining = 0, rate = 0;
-    bool draining = false;
+    int first_link = 0, links = 0;  // its hop's links in link_ids_
   };
+  struct Link {
+    const sg4::Link* link;
+    int draining = 0;  // messages draining through it now
+    double left = 0;   // share_bandwidth's
+    int unfixed = 0;
+  };
+
+  void loop() {
+    for (;;) {
+      // The next message to drain; ties go to the lower flow, whatever the order of draining_.
+      int first = -1;
+      double finish = kNever;
+      for (int f : draining_) {
+        const double t = now_ + flows_[f].remaining / flows_[f].rate;
+        if (t < finish || (t == finish && f < first)) {
+          finish = t;
+          first = f;
+        }
+      }
+      const double next_event = events_.empty() ? kNever : events_.top().t;
+      if (first < 0 && next_event == kNever) return;
+      const double t = std::min(finish, next_event);
+      for (int f : draining_) flows_[f].remaining -= flows_[f].rate * (t - now_);
+      now_ = t;
+      if (first >= 0 && finish <= next_event) {
+        hop_done(first);
+      } else {
+        const Event e = events_.top();
+        events_.pop();
+        handle(e);
+      }
+    }
+  }
 
   void at(double t, Kind kind, int a, int b = 0, int c = 0) { events_.push({t, seq_++, kind, a, b, c}); }
 
-  void advance_to(double t) {
-    for (Flow& f : flows_)
-      if (f.draining) f.remaining -= f.rate * (t - now_);
-    now_ = t;
-  }
-
   double& arrival(int phase, int dst, int src) {
-    auto& table = arrivals_[phase];
-    if (table.empty()) table.assign(static_cast<std::size_t>(world_) * world_, -1);
-    return table[dst * world_ + src];
+    if (phase >= static_cast<int>(arrivals_.size()))
+      arrivals_.resize(phase + 1, std::vector<double>(static_cast<std::size_t>(world_) * world_, -1));
+    return arrivals_[phase][dst * world_ + src];
   }
 
   void start_phase(int r, int k, double t) {
-    const FlowPart& part = parts_[r];
+    const FlowPart& part = (*parts_)[r];
     if (k >= static_cast<int>(std::max(part.sends.size(), part.receives.size()))) {
-      out_.done_s[r] = t;
+      out_->done_s[r] = t;
       return;
     }
     phase_[r] = k;
@@ -128,12 +138,10 @@ class FluidRun {
   void handle(const Event& e) {
     switch (e.kind) {
       case Kind::kLeave:
-        flows_.push_back({e.a, e.b, &parts_[e.a].sends[e.b][e.c]});
+        flows_.push_back({e.a, e.b, &(*parts_)[e.a].sends[e.b][e.c]});
         return start_hop(static_cast<int>(flows_.size()) - 1);
       case Kind::kLatencyOver:
-        flows_[e.a].draining = true;
-        rates_stale_ = true;
-        return;
+        return drain(e.a);
       case Kind::kRelayOut:
         ++flows_[e.a].hop;
         return start_hop(e.a);
@@ -142,24 +150,54 @@ class FluidRun {
     }
   }
 
+  int index_of(const sg4::Link* l) {
+    auto [it, added] = index_.try_emplace(l, static_cast<int>(links_.size()));
+    if (added) links_.push_back({l});
+    return it->second;
+  }
+
   // A hop whose route is down loses its message: nobody receives it.
   void start_hop(int f) {
-    const FlowHop& hop = flows_[f].m->hops[flows_[f].hop];
+    Flow& flow = flows_[f];
+    const FlowHop& hop = flow.m->hops[flow.hop];
     if (!hop.links) return;
     double latency = 0;
+    flow.first_link = static_cast<int>(link_ids_.size());
+    flow.links = 0;
     for (const sg4::Link* l : *hop.links) {
       if (!l->is_on()) return;
       latency += l->get_latency();
+      link_ids_.push_back(index_of(l));
+      ++flow.links;
     }
-    flows_[f].remaining = hop.wire_bytes;
+    flow.remaining = hop.wire_bytes;
     at(now_ + latency, Kind::kLatencyOver, f);
+  }
+
+  std::span<const int> links_of(int f) const {
+    return {link_ids_.data() + flows_[f].first_link, static_cast<std::size_t>(flows_[f].links)};
+  }
+
+  // Its latency paid, a message shares its links' bandwidth from now on.
+  // Alone on them, it takes the narrowest; else every share is computed again.
+  void drain(int f) {
+    draining_.push_back(f);
+    bool alone = true;
+    for (int l : links_of(f))
+      if (++links_[l].draining > 1) alone = false;
+    if (!alone) return share_bandwidth();
+    flows_[f].rate = kNever;
+    for (int l : links_of(f)) flows_[f].rate = std::min(flows_[f].rate, links_[l].link->get_bandwidth());
   }
 
   void hop_done(int f) {
     Flow& flow = flows_[f];
-    flow.draining = false;
     flow.remaining = 0;
-    rates_stale_ = true;
+    draining_.erase(std::find(draining_.begin(), draining_.end(), f));
+    bool alone = true;
+    for (int l : links_of(f))
+      if (links_[l].draining-- > 1) alone = false;
+    if (!alone) share_bandwidth();
     if (flow.hop + 1 < flow.m->hop_count) {
       // One relay actor per detour forwards its messages one at a time.
       double& busy = relay_busy_[{flow.src, flow.m->dst}];
@@ -169,89 +207,66 @@ class FluidRun {
     }
     const int dst = flow.m->dst;
     arrival(flow.phase, dst, flow.src) = now_;
-    if (phase_[dst] == flow.phase && pending_[dst] > 0 && --pending_[dst] == 0 && out_.done_s[dst] == kNever)
+    if (phase_[dst] == flow.phase && pending_[dst] > 0 && --pending_[dst] == 0 && out_->done_s[dst] == kNever)
       at(std::max(now_, sent_until_[dst]), Kind::kPhaseOver, dst);
   }
 
   // Max-min fair shares by progressive filling: the most contended link fixes
-  // the rate of its messages, and so on. Usually every message has its links
-  // to itself, and that is checked first.
+  // the rate of its messages, and so on.
   void share_bandwidth() {
-    rates_stale_ = false;
-    struct Use {
-      const sg4::Link* link;
-      double left;
-      int unfixed;
-    };
-    std::vector<Use> uses;
-    std::vector<int> draining;
-    bool shared = false;
-    for (std::size_t f = 0; f < flows_.size(); ++f) {
-      if (!flows_[f].draining) continue;
-      draining.push_back(static_cast<int>(f));
-      for (const sg4::Link* l : *flows_[f].m->hops[flows_[f].hop].links) {
-        auto it = std::find_if(uses.begin(), uses.end(), [l](const Use& u) { return u.link == l; });
-        if (it == uses.end()) {
-          uses.push_back({l, l->get_bandwidth(), 1});
-        } else {
-          ++it->unfixed;
-          shared = true;
-        }
+    for (int f : draining_)
+      for (int l : links_of(f)) {
+        links_[l].left = links_[l].link->get_bandwidth();
+        links_[l].unfixed = links_[l].draining;
       }
-    }
-    const auto links_of = [&](int f) -> const Route& { return *flows_[f].m->hops[flows_[f].hop].links; };
-    const auto use_of = [&](const sg4::Link* l) {
-      return std::find_if(uses.begin(), uses.end(), [l](const Use& u) { return u.link == l; });
-    };
-    if (!shared) {
-      for (int f : draining) {
-        flows_[f].rate = kNever;
-        for (const sg4::Link* l : links_of(f)) flows_[f].rate = std::min(flows_[f].rate, use_of(l)->left);
-      }
-      return;
-    }
-    std::vector<char> fixed(flows_.size(), 0);
-    for (std::size_t done = 0; done < draining.size();) {
-      auto tightest = uses.end();
-      for (auto u = uses.begin(); u != uses.end(); ++u)
-        if (u->unfixed > 0 && (tightest == uses.end() || u->left / u->unfixed < tightest->left / tightest->unfixed))
-          tightest = u;
-      const double share = tightest->left / tightest->unfixed;
-      const sg4::Link* bottleneck = tightest->link;
-      for (int f : draining) {
-        const Route& links = links_of(f);
-        if (fixed[f] || std::find(links.begin(), links.end(), bottleneck) == links.end()) continue;
-        fixed[f] = 1;
+    fixed_.assign(flows_.size(), 0);
+    for (std::size_t done = 0; done < draining_.size();) {
+      int tightest = -1;
+      for (int f : draining_)
+        for (int l : links_of(f))
+          if (links_[l].unfixed > 0 &&
+              (tightest < 0 ||
+               links_[l].left / links_[l].unfixed < links_[tightest].left / links_[tightest].unfixed))
+            tightest = l;
+      const double share = links_[tightest].left / links_[tightest].unfixed;
+      for (int f : draining_) {
+        const auto links = links_of(f);
+        if (fixed_[f] || std::find(links.begin(), links.end(), tightest) == links.end()) continue;
+        fixed_[f] = 1;
         ++done;
         flows_[f].rate = share;
-        for (const sg4::Link* l : links) {
-          auto u = use_of(l);
-          u->left -= share;
-          --u->unfixed;
+        for (int l : links) {
+          links_[l].left -= share;
+          --links_[l].unfixed;
         }
       }
     }
   }
 
-  const std::vector<int>& members_;
-  const std::vector<FlowPart>& parts_;
-  FlowTiming& out_;
-  int world_;
+  const std::vector<int>* members_ = nullptr;
+  const std::vector<FlowPart>* parts_ = nullptr;
+  FlowTiming* out_ = nullptr;
+  int world_ = 0;
   double now_ = 0;
   long seq_ = 0;
-  bool rates_stale_ = false;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::vector<Flow> flows_;
+  std::vector<int> draining_, link_ids_;
+  std::vector<char> fixed_;
+  std::vector<Link> links_;
+  std::map<const sg4::Link*, int> index_;
   std::vector<int> phase_, pending_;
   std::vector<double> sent_until_;
-  std::map<int, std::vector<double>> arrivals_;  // by phase: [destination][source], -1 until received
+  std::vector<std::vector<double>> arrivals_;  // by phase: [destination][source], -1 until received
   std::map<std::pair<int, int>, double> relay_busy_;
 };
 
-}  // namespace
+FlowTimer::FlowTimer() : run_(std::make_unique<Run>()) {}
 
-void time_flows(const std::vector<int>& members, const std::vector<FlowPart>& parts, FlowTiming& out) {
-  FluidRun(members, parts, out).run();
+FlowTimer::~FlowTimer() = default;
+
+void FlowTimer::time(const std::vector<int>& members, const std::vector<FlowPart>& parts, FlowTiming& out) {
+  run_->time(members, parts, out);
 }
 
 }  // namespace sim

@@ -8,6 +8,7 @@
 #include <simgrid/forward.h>
 
 #include <limits>
+#include <memory>
 #include <vector>
 
 namespace sim {
@@ -45,7 +46,18 @@ struct FlowTiming {
   std::vector<int> blocked_on;  // by rank: the source of that message, else -1
 };
 
-// REQUIRES: every member's part has arrived; parts and the result are indexed by rank.
-void time_flows(const std::vector<int>& members, const std::vector<FlowPart>& parts, FlowTiming& out);
+// Times one collective after another, keeping its buffers and the links it
+// has seen: a run makes hundreds of thousands of collectives.
+class FlowTimer {
+ public:
+  FlowTimer();
+  ~FlowTimer();
+  // REQUIRES: every member's part has arrived; parts and the result are indexed by rank.
+  void time(const std::vector<int>& members, const std::vector<FlowPart>& parts, FlowTiming& out);
+
+ private:
+  class Run;
+  std::unique_ptr<Run> run_;
+};
 
 }  // namespace sim
