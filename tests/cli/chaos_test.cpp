@@ -28,18 +28,21 @@ constexpr int kSeeds = 200;
 
 struct PolicyCampaign {
   std::string policy, scenario, name;  // name: ctest's, e.g. ...TheOracle/UnderFailStop
+  std::string level = "message";       // the flow level meets faults between its collectives' timings too
 };
 
 // ctest names each case after this, not after the struct's bytes.
-void PrintTo(const PolicyCampaign& c, std::ostream* os) { *os << c.policy << " on " << c.scenario; }
+void PrintTo(const PolicyCampaign& c, std::ostream* os) {
+  *os << c.policy << " on " << c.scenario << " at the " << c.level << " level";
+}
 
 class EveryPolicy : public testing::TestWithParam<PolicyCampaign> {};
 
 TEST_P(EveryPolicy, SeedsNeverCrashBreakNoInvariantAndSatisfyTheOracle) {
   const PolicyCampaign& c = GetParam();
-  const std::string out = testsupport::fresh_dir("chaos-" + c.policy) + "/campaign.json";
+  const std::string out = testsupport::fresh_dir("chaos-" + c.name) + "/campaign.json";
   const auto r = run_cli("chaos " + kScenarios + c.scenario + " --seeds 1.." + std::to_string(kSeeds) +
-                         " --requests 2 --output-tokens 16 --out " + out);
+                         " --requests 2 --output-tokens 16 --level " + c.level + " --out " + out);
   const auto campaign = nlohmann::json::parse(read_file(out));
   ASSERT_EQ(campaign["seeds_run"], kSeeds) << r.output;
   for (const auto& run : campaign["runs"]) {
@@ -57,10 +60,16 @@ TEST_P(EveryPolicy, SeedsNeverCrashBreakNoInvariantAndSatisfyTheOracle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Chaos, EveryPolicy,
-                         testing::Values(PolicyCampaign{"fail-stop", "ci/node-crash-fail-stop.json", "UnderFailStop"},
-                                         PolicyCampaign{"replan", "ci/node-crash-replan.json", "UnderReplan"},
-                                         PolicyCampaign{"reroute", "ci/link-down-reroute.json", "UnderReroute"},
-                                         PolicyCampaign{"fallback", "ci/rdma-failure-fallback.json", "UnderFallback"}),
+                         testing::Values(
+                             PolicyCampaign{"fail-stop", "ci/node-crash-fail-stop.json", "UnderFailStop"},
+                             PolicyCampaign{"replan", "ci/node-crash-replan.json", "UnderReplan"},
+                             PolicyCampaign{"reroute", "ci/link-down-reroute.json", "UnderReroute"},
+                             PolicyCampaign{"fallback", "ci/rdma-failure-fallback.json", "UnderFallback"},
+                             PolicyCampaign{"fail-stop", "ci/node-crash-fail-stop.json", "UnderFailStopAtFlowLevel", "flow"},
+                             PolicyCampaign{"replan", "ci/node-crash-replan.json", "UnderReplanAtFlowLevel", "flow"},
+                             PolicyCampaign{"reroute", "ci/link-down-reroute.json", "UnderRerouteAtFlowLevel", "flow"},
+                             PolicyCampaign{"fallback", "ci/rdma-failure-fallback.json", "UnderFallbackAtFlowLevel",
+                                            "flow"}),
                          [](const auto& info) { return info.param.name; });
 
 TEST(Chaos, ASeedReplaysExactlyAndRecoversUnderReplan) {
