@@ -35,7 +35,9 @@ int node(const NodeOptions& o) {
   if (cluster.secret.empty())
     fmt::print(stderr, "rank {}: {} has no \"secret\": any meshinfer process can join this cluster\n", o.rank,
                o.cluster);
-  const LoadedScenario l = load_for_run(o.scenario, o.cards, std::nullopt, o.rank == 0);
+  // Real processes send every message: the plan's probes and the report say so.
+  const LoadedScenario l =
+      load_for_run(o.scenario, o.cards, std::nullopt, o.rank == 0, engine::SimulationLevel::kMessage);
   if (!l.scenario.faults.empty() && o.applied_faults.empty())
     fmt::print(stderr, "rank {}: the scenario's faults are injected in simulation only; a real run meets the world's\n",
                o.rank);
