@@ -300,6 +300,12 @@ TEST(ScenarioRefusal, RecoverySettings) {
   expect_refused(with(R"({"recovery": {"policy": "retry"}})"), "/recovery/policy", "unknown recovery policy 'retry'");
 }
 
+TEST(ScenarioRefusal, SimulationLevelIsMessageOrFlow) {
+  expect_refused(with(R"({"simulation_level": "packet"})"), "/simulation_level",
+                 "unknown simulation level 'packet'; known: message, flow");
+  expect_refused(with(R"({"simulation_level": 1})"), "/simulation_level", "must be a string");
+}
+
 TEST(ScenarioRefusal, NamesOutsideAnOwnCatalog) {
   // A catalog of one's own: no tb5-rdma (the default link), one profile card.
   const fs::path dir = fs::temp_directory_path() / ("scenario_test_catalog_" + std::to_string(::getpid()));
