@@ -197,8 +197,8 @@ void BM_NodeCount(benchmark::State& state) {
     });
     state.SetIterationTime(f.wall_s);
   }
-  report(state, fmt::format("{} nodes, Qwen3-235B, 2 requests/{}", state.range(0), engine::to_string(level_of(state, 1))),
-         f);
+  report(state,
+         fmt::format("{} nodes, Qwen3-235B, 2 requests/{}", state.range(0), engine::to_string(level_of(state, 1))), f);
 }
 
 // Second argument: 0 the message level, 1 the flow level.

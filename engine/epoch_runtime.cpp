@@ -43,8 +43,7 @@ auto EpochRuntime::wait_on_members(double timeout_s, const Attempt& attempt) {
 }
 
 Payload EpochRuntime::recv(int src, int tag, double timeout_s) {
-  return wait_on_members(timeout_s,
-                         [&](double slice) { return physical_.recv(members_.at(src), fenced(tag), slice); });
+  return wait_on_members(timeout_s, [&](double slice) { return physical_.recv(members_.at(src), fenced(tag), slice); });
 }
 
 double EpochRuntime::run_flows(const Flows& flows, double timeout_s) {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 #include <queue>
-#include <span>
 #include <simgrid/s4u.hpp>
+#include <span>
 
 namespace sg4 = simgrid::s4u;
 
@@ -225,8 +225,7 @@ class FlowTimer::Run {
       for (int f : draining_)
         for (int l : links_of(f))
           if (links_[l].unfixed > 0 &&
-              (tightest < 0 ||
-               links_[l].left / links_[l].unfixed < links_[tightest].left / links_[tightest].unfixed))
+              (tightest < 0 || links_[l].left / links_[l].unfixed < links_[tightest].left / links_[tightest].unfixed))
             tightest = l;
       const double share = links_[tightest].left / links_[tightest].unfixed;
       for (int f : draining_) {

@@ -26,8 +26,8 @@ struct FlowHop {
 // A message as its sender resolves it when it arrives at the collective.
 struct FlowMessage {
   int dst = 0;
-  double overhead_s = 0;        // the sender's software cost before it leaves
-  FlowHop hops[2];              // the second only through a relay
+  double overhead_s = 0;  // the sender's software cost before it leaves
+  FlowHop hops[2];        // the second only through a relay
   int hop_count = 1;
   double relay_overhead_s = 0;  // the relay's own cost between the hops
 

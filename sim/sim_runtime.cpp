@@ -225,7 +225,8 @@ void SimRuntime::resolve(const engine::Flows& flows, FlowPart& part) {
       if (peer.onward) {
         m.hop_count = 2;
         m.relay_overhead_s = peer.onward->per_message_overhead_s;
-        m.hops[1] = {peer.machine->is_on() ? peer.onward_route : nullptr, engine::wire_bytes(*peer.onward, double(size))};
+        m.hops[1] = {peer.machine->is_on() ? peer.onward_route : nullptr,
+                     engine::wire_bytes(*peer.onward, double(size))};
       }
       part.sends[k].push_back(m);
     }

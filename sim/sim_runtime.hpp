@@ -77,8 +77,8 @@ class SimRuntime : public engine::Runtime {
   bool on_secondary_ = false;
   std::vector<Peer> peers_;
   FlowBoard* flows_;
-  std::map<int, long> flows_begun_;                 // by tag: collectives started on it
-  std::optional<FlowBoard::Key> flow_in_progress_;  // resumed by the next run_flows
+  std::map<int, long> flows_begun_;                                 // by tag: collectives started on it
+  std::optional<FlowBoard::Key> flow_in_progress_;                  // resumed by the next run_flows
   engine::Inbox inbox_{std::numeric_limits<std::uint64_t>::max()};  // no stranger sends here: unbounded
 };
 

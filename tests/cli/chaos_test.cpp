@@ -59,18 +59,17 @@ TEST_P(EveryPolicy, SeedsNeverCrashBreakNoInvariantAndSatisfyTheOracle) {
     EXPECT_GT(campaign["recoveries"].get<int>(), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Chaos, EveryPolicy,
-                         testing::Values(
-                             PolicyCampaign{"fail-stop", "ci/node-crash-fail-stop.json", "UnderFailStop"},
-                             PolicyCampaign{"replan", "ci/node-crash-replan.json", "UnderReplan"},
-                             PolicyCampaign{"reroute", "ci/link-down-reroute.json", "UnderReroute"},
-                             PolicyCampaign{"fallback", "ci/rdma-failure-fallback.json", "UnderFallback"},
-                             PolicyCampaign{"fail-stop", "ci/node-crash-fail-stop.json", "UnderFailStopAtFlowLevel", "flow"},
-                             PolicyCampaign{"replan", "ci/node-crash-replan.json", "UnderReplanAtFlowLevel", "flow"},
-                             PolicyCampaign{"reroute", "ci/link-down-reroute.json", "UnderRerouteAtFlowLevel", "flow"},
-                             PolicyCampaign{"fallback", "ci/rdma-failure-fallback.json", "UnderFallbackAtFlowLevel",
-                                            "flow"}),
-                         [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(
+    Chaos, EveryPolicy,
+    testing::Values(PolicyCampaign{"fail-stop", "ci/node-crash-fail-stop.json", "UnderFailStop"},
+                    PolicyCampaign{"replan", "ci/node-crash-replan.json", "UnderReplan"},
+                    PolicyCampaign{"reroute", "ci/link-down-reroute.json", "UnderReroute"},
+                    PolicyCampaign{"fallback", "ci/rdma-failure-fallback.json", "UnderFallback"},
+                    PolicyCampaign{"fail-stop", "ci/node-crash-fail-stop.json", "UnderFailStopAtFlowLevel", "flow"},
+                    PolicyCampaign{"replan", "ci/node-crash-replan.json", "UnderReplanAtFlowLevel", "flow"},
+                    PolicyCampaign{"reroute", "ci/link-down-reroute.json", "UnderRerouteAtFlowLevel", "flow"},
+                    PolicyCampaign{"fallback", "ci/rdma-failure-fallback.json", "UnderFallbackAtFlowLevel", "flow"}),
+    [](const auto& info) { return info.param.name; });
 
 TEST(Chaos, ASeedReplaysExactlyAndRecoversUnderReplan) {
   const std::string dir = testsupport::fresh_dir("chaos-replay");
