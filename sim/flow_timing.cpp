@@ -25,7 +25,6 @@ bool FlowMessage::route_up() const {
 class FlowTimer::Run {
  public:
   void time(const std::vector<int>& members, const std::vector<FlowPart>& parts, FlowTiming& out) {
-    members_ = &members;
     parts_ = &parts;
     out_ = &out;
     world_ = static_cast<int>(parts.size());
@@ -242,7 +241,6 @@ class FlowTimer::Run {
     }
   }
 
-  const std::vector<int>* members_ = nullptr;
   const std::vector<FlowPart>* parts_ = nullptr;
   FlowTiming* out_ = nullptr;
   int world_ = 0;
