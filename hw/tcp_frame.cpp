@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstring>
 
 namespace hw {
@@ -14,11 +13,11 @@ constexpr std::uint32_t kHasBytes = 1, kForward = 2, kRelayed = 4;
 
 }  // namespace
 
-std::array<char, kTcpHeaderBytes> encode_tcp_header(int tag, const engine::Payload& p, TcpRoute route) {
+std::array<char, kTcpHeaderBytes> encode_tcp_header(int tag, const engine::Payload& p, FrameRoute route) {
   std::array<char, kTcpHeaderBytes> h{};
   const std::uint32_t flags = (p.bytes.empty() ? 0 : kHasBytes) | (route.forward_to >= 0 ? kForward : 0) |
                               (route.relayed_from >= 0 ? kRelayed : 0);
-  const std::int32_t t = tag, hop = route.forward_to >= 0 ? route.forward_to : std::max(route.relayed_from, 0);
+  const std::int32_t t = tag, hop = route.hop();
   const std::uint64_t size = p.size;
   std::memcpy(h.data(), &kMagic, 4);
   std::memcpy(h.data() + 4, &flags, 4);

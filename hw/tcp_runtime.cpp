@@ -203,10 +203,10 @@ void TcpRuntime::send(int dst, int tag, engine::Payload payload) {
     if (p.queued_bytes < before) give_up = deadline_in(kSendStallSeconds);  // the peer reads: wait on
   }
   p.check(dst);
-  enqueue(hop, tag, std::move(payload), hop == dst ? TcpRoute{} : TcpRoute{.forward_to = dst});
+  enqueue(hop, tag, std::move(payload), hop == dst ? FrameRoute{} : FrameRoute{.forward_to = dst});
 }
 
-void TcpRuntime::enqueue(int hop, int tag, engine::Payload payload, TcpRoute route) {
+void TcpRuntime::enqueue(int hop, int tag, engine::Payload payload, FrameRoute route) {
   Peer& p = peers_[hop];
   p.queued_bytes += payload.bytes.size();
   p.out.push_back(OutFrame{encode_tcp_header(tag, payload, route), std::move(payload)});
@@ -319,9 +319,15 @@ void TcpRuntime::read_available(int peer) {
       const TcpFrameHeader frame = in.frame;
       in = InFrame{};
       deliver(peer, frame, std::move(m));
-      if (!p.failure.empty()) return;
+      if (!p.failure.empty() || held_back(peer)) return;
     }
   }
+}
+
+bool TcpRuntime::held_back(int peer) const {
+  return relayed_for_[peer] && std::any_of(peers_.begin(), peers_.end(), [&](const Peer& p) {
+           return p.failure.empty() && p.queued_bytes > max_queued_bytes_;  // a failed peer's queue is gone
+         });
 }
 
 void TcpRuntime::deliver(int peer, const TcpFrameHeader& frame, engine::Payload message) {
@@ -329,6 +335,7 @@ void TcpRuntime::deliver(int peer, const TcpFrameHeader& frame, engine::Payload 
   const int hop = std::max(frame.route.forward_to, frame.route.relayed_from);
   if (hop == rank_ || hop == peer) return p.fail(fmt::format("malformed frame: routed through rank {}", hop));
   if (frame.route.forward_to >= 0) {
+    relayed_for_[peer] = true;
     // Forwarded in arrival order; what is for a rank this one lost vanishes, as on a dead cable.
     const Peer& onward = peers_[hop];
     if (onward.fd >= 0 && onward.failure.empty()) enqueue(hop, frame.tag, std::move(message), {.relayed_from = peer});
@@ -348,7 +355,8 @@ void TcpRuntime::progress(std::chrono::steady_clock::time_point until, int src, 
     for (int r = 0; r < world_; ++r) {
       const Peer& p = peers_[r];
       if (p.fd < 0 || !p.failure.empty()) continue;
-      fds.push_back(pollfd{p.fd, static_cast<short>(POLLIN | (p.out.empty() ? 0 : POLLOUT)), 0});
+      const bool read = !held_back(r);
+      fds.push_back(pollfd{p.fd, static_cast<short>((read ? POLLIN : 0) | (p.out.empty() ? 0 : POLLOUT)), 0});
       owner.push_back(r);
     }
     const int n = poll_for(fds.data(), fds.size(), until - std::chrono::steady_clock::now());

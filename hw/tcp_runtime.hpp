@@ -61,9 +61,11 @@ class TcpRuntime : public engine::Runtime {
   engine::Payload recv(int src, int tag, double timeout_s) override;
   void drop_waiting(const std::function<bool(int tag)>& stale) override { inbox_.drop_if(stale); }
   void give_up(int peer, const std::string& why) override;
-  // Frames to `dst` go to `relay` from now on, which forwards them in order;
-  // what was queued for `dst` and not yet started is dropped, as a dead cable
-  // loses it. False unless `relay` is a third rank still connected.
+  // Frames to `dst` go to `relay` from now on, which forwards them in order
+  // (reading nothing more from a rank it relays for while a queue of its is
+  // past max_queued_bytes); what was queued for `dst` and not yet started is
+  // dropped, as a dead cable loses it. False unless `relay` is a third rank
+  // still connected.
   bool route_via(int dst, int relay) override;
   bool can_relay() const override { return true; }
   // The real bytes queued for `peer` and not yet written to its socket.
@@ -98,10 +100,14 @@ class TcpRuntime : public engine::Runtime {
   void progress(std::chrono::steady_clock::time_point until, int src = -1, int tag = 0);
   void flush_writes(int peer);
   void read_available(int peer);
+  // Whether `peer`, whose messages this rank forwards, goes unread for now: a
+  // queue is past max_queued_bytes, so `peer`'s own backpressure holds it and
+  // a relay keeps no more than that.
+  bool held_back(int peer) const;
   // A whole frame from `peer`: into the inbox, or on to the rank it is for.
   void deliver(int peer, const TcpFrameHeader& frame, engine::Payload message);
   // Queues `payload` on the connection to `hop`.
-  void enqueue(int hop, int tag, engine::Payload payload, TcpRoute route);
+  void enqueue(int hop, int tag, engine::Payload payload, FrameRoute route);
   // The rank whose connection carries messages to and from `peer`: its relay, or itself.
   int hop_to(int peer) const { return relay_.at(peer) >= 0 ? relay_[peer] : peer; }
 

@@ -11,6 +11,7 @@
 #include "hw/hello.hpp"
 #include "hw/tcp_frame.hpp"
 #include "hw/tcp_runtime.hpp"
+#include "support/detour_exercise.hpp"
 #include "support/tcp_cluster.hpp"
 
 namespace {
@@ -158,49 +159,46 @@ TEST(TcpWire, ASendQueueNeverGrowsPastItsLimitAndLosesNothing) {
   EXPECT_GT(std::stoull(results[0].output), 0u) << "the socket took everything: nothing was ever queued";
 }
 
-// Ranks 0 and 2 route to each other through rank 1, which takes a second
-// before it moves any bytes: nothing arrives before then, and then every
-// message, in order and whole, both ways. Rank 1's own inbox stays empty.
+// The relay forwards in the transport, whole and in order (support/detour_exercise.hpp).
 TEST(TcpWire, ADetourCarriesEveryMessageInOrderThroughTheRelay) {
-  constexpr int kMessages = 64;
-  const auto message = [](int i) {
-    return i % 3 == 0 ? engine::Payload::sized(std::uint64_t(i) << 14) : pattern((1 << 20) / (i + 1));
-  };
-  const auto results = testsupport::run_tcp_cluster(3, [&](engine::Runtime& rt) -> std::string {
-    if (rt.rank() == 1) {
-      std::this_thread::sleep_for(std::chrono::seconds(1));  // no progress: nothing is forwarded
-      rt.sleep_for(2);
-      try {
-        rt.recv(0, kTag, 0);
-        return "a forwarded message stayed at the relay";
-      } catch (const engine::Timeout&) {
-        return "relayed";
-      } catch (const engine::PeerFailure&) {  // rank 0 is done and gone: nothing waited either
-        return "relayed";
-      }
-    }
-    const int other = 2 - rt.rank();
-    if (rt.route_via(other, rt.rank()) || rt.route_via(other, other) || !rt.route_via(other, 1))
-      return "route_via took a detour through an end";
-    if (rt.rank() == 0) {
-      rt.sleep_for(0.2);  // past the barrier: the relay's last read then held nothing to forward
-      for (int i = 0; i < kMessages; ++i) rt.send(2, kTag, message(i));
-      return rt.recv(2, kChatter, 30).bytes == pattern(77).bytes ? "answered" : "answer corrupt";
-    }
-    try {
-      rt.recv(0, kTag, 0.3);
-      return "arrived while the relay stood still";
-    } catch (const engine::Timeout&) {
-    }
-    for (int i = 0; i < kMessages; ++i) {
-      const engine::Payload got = rt.recv(0, kTag, 30);
-      if (got.size != message(i).size || got.bytes != message(i).bytes) return "message " + std::to_string(i);
-    }
-    rt.send(0, kChatter, pattern(77));
-    return "all";
-  });
+  const auto results = testsupport::run_tcp_cluster(3, testsupport::exercise_detour);
   EXPECT_EQ(results[0].output, "answered");
   EXPECT_EQ(results[1].output, "relayed");
+  EXPECT_EQ(results[2].output, "all");
+}
+
+// A relay whose onward peer reads nothing for two seconds keeps no more than
+// its queue limit and one message for it: it stops reading from the sender,
+// whose own backpressure then holds the rest. Nothing is lost or reordered.
+TEST(TcpWire, ARelayKeepsNoMoreThanItsQueueLimitForAPeerThatDoesNotRead) {
+  constexpr int kMessages = 32;
+  constexpr std::uint64_t kLimit = 1 << 20, kMessage = 1 << 20;
+  const auto results = testsupport::run_tcp_cluster(
+      3,
+      [&](engine::Runtime& rt) -> std::string {
+        const int other = 2 - rt.rank();
+        if (rt.rank() != 1 && !rt.route_via(other, 1)) return "no detour";
+        if (rt.rank() == 0) {
+          for (int i = 0; i < kMessages; ++i) rt.send(2, kTag, pattern(kMessage + i));
+          return rt.recv(2, kChatter, 30).size == 1 ? "answered" : "answer corrupt";
+        }
+        if (rt.rank() == 2) {
+          std::this_thread::sleep_for(std::chrono::seconds(2));  // no progress: nothing is read
+          for (int i = 0; i < kMessages; ++i)
+            if (rt.recv(0, kTag, 30).bytes != pattern(kMessage + i).bytes) return "message " + std::to_string(i);
+          rt.send(0, kChatter, pattern(1));
+          return "all";
+        }
+        std::uint64_t most = 0;
+        for (int i = 0; i < 50; ++i) {
+          rt.sleep_for(0.05);
+          most = std::max(most, dynamic_cast<hw::TcpRuntime&>(rt).queued_bytes(2));
+        }
+        return most <= kLimit + kMessage + kMessages ? "bounded" : "held " + std::to_string(most) + " bytes";
+      },
+      [](int, hw::TcpOptions& o) { o.max_queued_bytes = kLimit; });
+  EXPECT_EQ(results[0].output, "answered");
+  EXPECT_EQ(results[1].output, "bounded");
   EXPECT_EQ(results[2].output, "all");
 }
 
