@@ -56,8 +56,6 @@ int launch(const LaunchOptions& o) {
     throw engine::InputError(cluster_file, "",
                              fmt::format("{} host(s), but scenario {} has {} node(s)", cluster.world(), o.scenario,
                                          l.scenario.nodes.size()));
-  if (const auto refusal = hw::transport_refusal(l.scenario, cluster.rdma_devices.world() > 0))
-    throw engine::InputError(o.scenario, refusal->json_path, refusal->reason);
   // Without a secret in the file, one for this run, on each rank's stdin (never a command line).
   const std::string secret = cluster.secret.empty() ? hw::make_cluster_secret() : "";
   // Over softrdma (--rdma-device), its switches carry out the scenario's

@@ -75,7 +75,6 @@ std::string secondary_card(const std::string& probed, const engine::LinkCard& ca
 int launch_netns(const NetnsLaunch& o) {
   const LoadedScenario l = load_for_run(o.scenario, o.cards, std::nullopt, false);
   auto refusal = hw::netns_refusal(l.scenario);
-  if (!refusal) refusal = hw::transport_refusal(l.scenario, o.rdma);
   if (!refusal) refusal = hw::packet_loss_refusal(l.scenario, o.rdma, true);
   if (refusal) throw engine::InputError(o.scenario, refusal->json_path, refusal->reason + " (launch --netns)");
   const std::string& link = l.scenario.fabric.link;

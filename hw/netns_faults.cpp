@@ -49,12 +49,6 @@ std::optional<Refusal> netns_refusal(const engine::Scenario& s) {
   return std::nullopt;
 }
 
-std::optional<Refusal> transport_refusal(const engine::Scenario& s, bool verbs) {
-  if (verbs && s.recovery == engine::RecoveryPolicy::kReroute)
-    return Refusal{"/recovery/policy", "reroute: the verbs transport cannot relay between two ranks yet (TCP can)"};
-  return std::nullopt;
-}
-
 void append_event(const std::string& path, double unix_s, const engine::RunEvent& e) {
   const nlohmann::json line = {{"t_unix", unix_s}, {"kind", e.kind}, {"target", e.target}, {"detail", e.detail}};
   std::ofstream(path, std::ios::app) << line.dump() << "\n";

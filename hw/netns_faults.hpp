@@ -35,8 +35,6 @@ struct Refusal {
 // Why `s` cannot run on a netns mesh as written (nothing when it can): a fault
 // or recovery policy real processes do not carry out yet, where and why.
 std::optional<Refusal> netns_refusal(const engine::Scenario& s);
-// Why `s`'s recovery policy cannot run on real ranks talking `verbs` (or TCP).
-std::optional<Refusal> transport_refusal(const engine::Scenario& s, bool verbs);
 
 // The launcher's log of applied faults, one JSON event a line with the unix
 // time it was applied (e.t_s is not written), which the reporting rank reads

@@ -39,7 +39,13 @@ VerbsRuntime::VerbsRuntime(int rank, int world, const VerbsOptions& options, eng
 
 VerbsRuntime::VerbsRuntime(int rank, int world, const VerbsOptions& options, engine::Runtime& side_channel,
                            VerbsApi& api)
-    : rank_(rank), world_(world), options_(options), side_channel_(side_channel), start_(Clock::now()) {
+    : rank_(rank),
+      world_(world),
+      options_(options),
+      side_channel_(side_channel),
+      start_(Clock::now()),
+      relay_(world, -1),
+      relayed_for_(world, false) {
   check_options(rank, world, options);
   peers_.reserve(world);
   for (int p = 0; p < world; ++p) peers_.emplace_back(options.queue_depth);
@@ -69,9 +75,16 @@ void VerbsRuntime::connect_all(engine::Runtime& side, VerbsApi& api) {
 
 VerbsRuntime::~VerbsRuntime() {
   const auto until = deadline_in(options_.peer_timeout_s);
+  for (int relay : relay_)
+    if (relay >= 0) peers_[relay].owes_close = true;
+  // A peer behind a detour is owed nothing on its own queue pair (its cable is dead).
   auto pending = [&] {
-    for (int p = 0; p < world_; ++p)
-      if (live(p) && (!peers_[p].out.empty() || peers_[p].link->sends_in_flight())) return true;
+    for (int p = 0; p < world_; ++p) {
+      if (!live(p)) continue;
+      const Peer& peer = peers_[p];
+      if (relay_[p] < 0 && (!peer.out.empty() || peer.link->sends_in_flight())) return true;
+      if (peer.owes_close || (relayed_for_[p] && !peer.closed)) return true;
+    }
     return false;
   };
   flush_until(until, pending, [&](Clock::time_point slice_end) { progress(slice_end); });
@@ -83,37 +96,50 @@ void VerbsRuntime::sleep_for(double seconds) { progress(deadline_in(seconds)); }
 
 void VerbsRuntime::send(int dst, int tag, engine::Payload payload) {
   if (dst == rank_) throw std::invalid_argument("send to self");
-  Peer& p = peers_.at(dst);
+  const int hop = hop_to(dst);
+  if (hop != dst) return enqueue(hop, {.tag = tag, .payload = std::move(payload), .route = {.forward_to = dst}});
+  Peer& p = peers_[dst];
   if (!p.failure.empty()) meet_failure(dst);
   if (p.on_side) return side_channel_.send(dst, tag, std::move(payload));
-  const std::uint64_t frames = frames_for(payload.size, options_.frame_bytes);
-  p.out.push_back(OutMessage{tag, std::move(payload), frames});
-  step(dst);
+  enqueue(dst, {.tag = tag, .payload = std::move(payload)});
+}
+
+void VerbsRuntime::enqueue(int hop, OutMessage message) {
+  message.frames = frames_for(message.payload.size, options_.frame_bytes);
+  peers_[hop].out.push_back(std::move(message));
+  step(hop);
 }
 
 engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
   if (src == rank_) throw std::invalid_argument("receive from self");
-  Peer& p = peers_.at(src);
   const auto until = deadline_in(timeout_s);
   for (bool waited = false;; waited = true) {
-    if (inbox_.holds(src, tag)) {
-      engine::Payload message = *inbox_.take(src, tag);
-      p.credits.consume();
-      if (live(src)) step(src);  // the credit goes back now if the peer waits for it
-      return message;
+    if (auto message = take(src, tag)) return std::move(*message);
+    const int hop = hop_to(src);
+    Peer& p = peers_[hop];
+    if (hop == src) {
+      if (!p.failure.empty()) meet_failure(src);
+      if (p.on_side)
+        return side_channel_.recv(src, tag, std::max(0.0, std::chrono::duration<double>(until - Clock::now()).count()));
     }
-    if (!p.failure.empty()) meet_failure(src);
-    if (p.on_side)
-      return side_channel_.recv(src, tag, std::max(0.0, std::chrono::duration<double>(until - Clock::now()).count()));
     if (waited) {
       // Silence on the verbs side: the peer may have moved to the side channel, or closed it (gone).
       if (auto message = from_side(src, tag)) return std::move(*message);
       if (!p.failure.empty()) continue;
-      ask_if_silent(src);  // before giving up: callers wait in short slices
+      ask_if_silent(hop);  // before giving up: callers wait in short slices
       if (Clock::now() >= until) throw engine::Timeout(src, tag, timeout_s);
     }
     progress(std::min(until, Clock::now() + std::chrono::milliseconds(100)), src, tag);
   }
+}
+
+std::optional<engine::Payload> VerbsRuntime::take(int src, int tag) {
+  if (auto message = inbox_.take(src, tag)) {
+    peers_[src].credits.consume();
+    if (live(src)) step(src);  // the credit goes back now if the peer waits for it
+    return message;
+  }
+  return relayed_inbox_.take(src, tag);
 }
 
 void VerbsRuntime::ask_if_silent(int peer) {
@@ -126,8 +152,24 @@ void VerbsRuntime::ask_if_silent(int peer) {
 }
 
 void VerbsRuntime::give_up(int peer, const std::string& why) {
-  peers_.at(peer).fail(why);
+  fail(peer, why);
+  relay_[peer] = -1;
   side_channel_.give_up(peer, why);
+}
+
+void VerbsRuntime::fail(int peer, const std::string& why) {
+  for (const OutMessage& m : peers_.at(peer).out)
+    if (m.holds_slot_of >= 0) peers_[m.holds_slot_of].credits.consume();
+  peers_[peer].fail(why);
+}
+
+bool VerbsRuntime::route_via(int dst, int relay) {
+  if (dst < 0 || dst >= world_ || relay < 0 || relay >= world_ || dst == rank_ || relay == dst || !live(relay))
+    return false;
+  relay_[dst] = relay;
+  // The side channel may run over the same dead cable: it takes the detour too, so its close does not wait on dst.
+  side_channel_.route_via(dst, relay);
+  return true;
 }
 
 void VerbsRuntime::meet_failure(int peer) {
@@ -143,7 +185,7 @@ std::optional<engine::Payload> VerbsRuntime::from_side(int src, int tag) {
   try {
     return side_channel_.recv(src, tag, 0);
   } catch (const engine::PeerFailure& e) {
-    peers_[src].fail(std::string("side channel lost: ") + e.what());
+    fail(src, std::string("side channel lost: ") + e.what());
   } catch (const engine::Timeout&) {
   }
   return std::nullopt;
@@ -157,6 +199,7 @@ bool VerbsRuntime::use_secondary_network() {
 void VerbsRuntime::drop_waiting(const std::function<bool(int tag)>& stale) {
   for (const auto& [src, messages] : inbox_.drop_if(stale))
     for (std::size_t k = 0; k < messages; ++k) peers_[src].credits.consume();  // as if taken: the slots go back
+  relayed_inbox_.drop_if(stale);
   side_channel_.drop_waiting(stale);
 }
 
@@ -165,7 +208,7 @@ void VerbsRuntime::progress(Clock::time_point until, int src, int tag) {
     bool moved = false;
     for (int p = 0; p < world_; ++p)
       if (live(p)) moved |= step(p);
-    if (src >= 0 && (inbox_.holds(src, tag) || !peers_[src].failure.empty())) return;
+    if (src >= 0 && (holds(src, tag) || !peers_[hop_to(src)].failure.empty())) return;
     if (Clock::now() >= until) return;
     if (!moved) wait_for_completion(until);
   }
@@ -178,7 +221,7 @@ void VerbsRuntime::progress(Clock::time_point until, int src, int tag) {
 void VerbsRuntime::wait_for_completion(Clock::time_point until) {
   for (int p = 0; p < world_; ++p)  // a port gone DOWN ends the link now, not after peer_timeout_s
     if (live(p))
-      if (std::string why = peers_[p].link->async_failure(); !why.empty()) return peers_[p].fail(why);
+      if (std::string why = peers_[p].link->async_failure(); !why.empty()) return fail(p, why);
   std::vector<pollfd> fds;
   for (int p = 0; p < world_; ++p) {
     if (!live(p)) continue;
@@ -203,7 +246,7 @@ bool VerbsRuntime::step(int peer) {
     moved = peers_[peer].link->poll([&](std::span<const std::byte> frame) { on_frame(peer, frame); }) > 0;
     moved |= push(peer);
   } catch (const std::exception& e) {  // LinkError, FrameError, a broken credit count
-    peers_[peer].fail(e.what());
+    fail(peer, e.what());
     return true;
   }
   check_stall(peer, moved);
@@ -215,11 +258,35 @@ void VerbsRuntime::on_frame(int peer, std::span<const std::byte> frame) {
   const FrameHeader h = read_frame_header(frame);
   p.heard_at = Clock::now();
   p.owes_answer |= h.asks;
+  p.closed |= h.closes;
   p.credits.on_frame(h.credits);
   auto message = p.assembler.accept(h, frame);
   if (!message) return p.credits.consume();  // copied into the message under way, or only credits
-  if (!inbox_.put(peer, message->first, std::move(message->second)))  // its slot is owed once recv() takes it
+  auto& [tag, payload] = *message;
+  const int hop = h.route.hop();
+  if ((h.route.forward_to >= 0 || h.route.relayed_from >= 0) && (hop >= world_ || hop == rank_ || hop == peer))
+    throw FrameError(fmt::format("frame routed through rank {}, not a third rank of the {}", hop, world_));
+  if (h.route.forward_to >= 0) return forward(peer, hop, tag, std::move(payload));
+  if (h.route.relayed_from >= 0) {
+    p.credits.consume();  // the relay's slot goes back at once: a relayed message holds none
+    if (!relayed_inbox_.put(hop, tag, std::move(payload)))
+      throw FrameError(fmt::format("relayed more from rank {} than may wait unread", hop));
+    return;
+  }
+  if (!inbox_.put(peer, tag, std::move(payload)))  // its slot is owed once recv() takes it
     throw FrameError("sent more than the bytes that may wait unread");
+}
+
+// Queued behind what `to` already has, in arrival order; sent by the next round of progress().
+void VerbsRuntime::forward(int from, int to, int tag, engine::Payload message) {
+  relayed_for_[from] = true;
+  if (!live(to)) return peers_[from].credits.consume();  // lost, as on a dead cable
+  const std::uint64_t frames = frames_for(message.size, options_.frame_bytes);
+  peers_[to].out.push_back({.tag = tag,
+                            .payload = std::move(message),
+                            .frames = frames,
+                            .route = {.relayed_from = from},
+                            .holds_slot_of = from});
 }
 
 bool VerbsRuntime::push(int peer) {
@@ -230,21 +297,27 @@ bool VerbsRuntime::push(int peer) {
     if (frame.empty()) break;
     OutMessage& m = p.out.front();
     const std::uint32_t grant = p.credits.spend();
-    pack_frame(frame, m.tag, m.payload, m.next_frame, p.next_sequence++, grant);
+    pack_frame(frame, m.tag, m.payload, m.next_frame, p.next_sequence++, grant, m.route);
     p.link->post_next_send();
     moved = true;
-    if (++m.next_frame == m.frames) p.out.pop_front();
+    if (++m.next_frame < m.frames) continue;
+    if (m.holds_slot_of >= 0) peers_[m.holds_slot_of].credits.consume();  // forwarded: the origin may send again
+    p.out.pop_front();
   }
   if (moved) p.owes_answer = false;  // a data frame answers an ask as well
-  // An ask or its answer never takes the credit kept for returning credits.
+  // An ask or its answer never takes the credit kept for returning credits;
+  // the last frame, after which nothing is sent, may.
   const bool optional = (p.asking || p.owes_answer) && p.credits.can_send_data();
-  if (p.credits.should_return_credits() || optional) {
+  const bool closing = p.owes_close && p.out.empty() && p.credits.credits() > 0;
+  if (p.credits.should_return_credits() || optional || closing) {
     const std::span<std::byte> frame = p.link->next_send_frame();
     if (!frame.empty()) {
       const std::uint32_t grant = p.credits.spend();
-      pack_credit_frame(frame, p.next_sequence++, grant, p.asking);
+      const CreditNote note = closing ? CreditNote::kClose : p.asking ? CreditNote::kAsk : CreditNote::kNone;
+      pack_credit_frame(frame, p.next_sequence++, grant, note);
       p.link->post_next_send();
       p.asking = p.owes_answer = false;
+      p.owes_close &= !closing;
       moved = true;
     }
   }
@@ -264,7 +337,7 @@ void VerbsRuntime::check_stall(int peer, bool moved) {
   const auto now = Clock::now();
   if (!p.stalled_since) p.stalled_since = now;
   if (now - *p.stalled_since > std::chrono::duration<double>(options_.peer_timeout_s))
-    p.fail(fmt::format("silent for {} s: no credit returned and no send completed", options_.peer_timeout_s));
+    fail(peer, fmt::format("silent for {} s: no credit returned and no send completed", options_.peer_timeout_s));
 }
 
 namespace {

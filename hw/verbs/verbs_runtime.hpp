@@ -6,7 +6,10 @@
 // resends nothing; a receive that hears nothing asks the peer for a frame, so
 // a lost last frame shows too) raises PeerFailure for that rank. The
 // side channel is also the secondary network: a peer whose queue pair failed,
-// and every peer once the engine falls back, is reached over it.
+// and every peer once the engine falls back, is reached over it. A detour
+// (route_via) sends a peer's messages through a third rank, which forwards
+// them whole and in order; a forwarded message holds its frame slot at the
+// relay until it has left, so the sender's credits bound what a relay keeps.
 #pragma once
 
 #include <chrono>
@@ -39,7 +42,9 @@ class VerbsRuntime : public engine::Runtime {
   // IPv4-mapped GID; std::invalid_argument on bad options.
   VerbsRuntime(int rank, int world, const VerbsOptions& options, engine::Runtime& side_channel);
   VerbsRuntime(int rank, int world, const VerbsOptions& options, engine::Runtime& side_channel, VerbsApi& api);
-  // Sends what is still queued (bounded by peer_timeout_s), then destroys the queue pairs.
+  // Sends what is still queued and tells each relay it is done; a relay
+  // forwards until the ranks it relays for are done. Bounded by
+  // peer_timeout_s; then destroys the queue pairs.
   ~VerbsRuntime() override;
 
   int rank() const override { return rank_; }
@@ -54,13 +59,21 @@ class VerbsRuntime : public engine::Runtime {
   // From now on every message goes over the side channel (TCP): what the
   // `fallback` policy does when the RDMA stack fails. Always true.
   bool use_secondary_network() override;
+  // Messages to `dst` go through `relay` from now on, and those from `dst`
+  // are taken from it; while the relay's queue pair works, `dst`'s own does
+  // not matter. The side channel takes the same detour. False unless `relay`
+  // is a third rank with a working queue pair.
+  bool route_via(int dst, int relay) override;
+  bool can_relay() const override { return true; }
 
  private:
   using Clock = std::chrono::steady_clock;
   struct OutMessage {
     int tag;
     engine::Payload payload;
-    std::uint64_t frames, next_frame = 0;
+    std::uint64_t frames = 0, next_frame = 0;  // frames: set when queued
+    FrameRoute route{};
+    int holds_slot_of = -1;  // forwarded for this rank, whose frame slot it holds until sent
   };
   struct Peer : PeerState<OutMessage> {
     explicit Peer(std::uint32_t depth);
@@ -75,6 +88,8 @@ class VerbsRuntime : public engine::Runtime {
     bool asking = false;                        // send it a frame that asks for one
     bool owes_answer = false;                   // it asked us for a frame
     bool on_side = false;                       // its messages go over the side channel
+    bool owes_close = false;                    // it relays for us: our last frame says we are done
+    bool closed = false;                        // it said it is done
   };
 
   void connect_all(engine::Runtime& side_channel, VerbsApi& api);
@@ -83,7 +98,15 @@ class VerbsRuntime : public engine::Runtime {
   void wait_for_completion(Clock::time_point until);
   bool step(int peer);
   bool push(int peer);
+  void enqueue(int hop, OutMessage message);
   void on_frame(int peer, std::span<const std::byte> frame);
+  // The relay's part: `message` from `from` goes on to `to`, or is lost with a lost `to`.
+  void forward(int from, int to, int tag, engine::Payload message);
+  // The oldest message from `src` with `tag`, direct or relayed.
+  std::optional<engine::Payload> take(int src, int tag);
+  bool holds(int src, int tag) const { return inbox_.holds(src, tag) || relayed_inbox_.holds(src, tag); }
+  // PeerState::fail, and the slots of forwarded messages that will now never leave go back.
+  void fail(int peer, const std::string& why);
   // A receive from `peer` that has heard nothing for options_.ask_after_s asks it for a frame.
   void ask_if_silent(int peer);
   void check_stall(int peer, bool moved);
@@ -98,14 +121,19 @@ class VerbsRuntime : public engine::Runtime {
   bool live(int peer) const {
     return peer != rank_ && peers_[peer].link && peers_[peer].failure.empty() && !peers_[peer].on_side;
   }
+  // The rank whose queue pair carries messages to and from `peer`: its relay while that works, or itself.
+  int hop_to(int peer) const { return relay_.at(peer) >= 0 && live(relay_[peer]) ? relay_[peer] : peer; }
 
   int rank_, world_;
   VerbsOptions options_;
   engine::Runtime& side_channel_;
   Clock::time_point start_;
   std::vector<Peer> peers_;
-  engine::Inbox inbox_;
-  bool failure_raised_ = false;  // see meet_failure
+  std::vector<int> relay_;         // by peer: the rank its detour goes through, or -1
+  std::vector<bool> relayed_for_;  // by peer: this rank forwarded its messages
+  engine::Inbox inbox_;            // each message holds its sender's frame slot until taken
+  engine::Inbox relayed_inbox_;    // messages that came through a relay, which holds nothing for them
+  bool failure_raised_ = false;    // see meet_failure
 };
 
 // What `meshinfer node` calls for transport "rdma": a TcpRuntime side channel

@@ -216,20 +216,6 @@ TEST(Launch, RdmaTransportWithoutItsDeviceIsRefusedClearly) {
 #endif
 }
 
-// TCP relays a detour's messages; verbs cannot yet, so reroute over it is refused up front.
-TEST(Launch, RerouteOverVerbsIsRefusedBeforeStarting) {
-  const std::string scenario = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/ci/link-down-reroute.json";
-  const std::string dir = testsupport::fresh_dir("launch-reroute-verbs");
-  for (const std::string& how : {std::string("--netns --netns-rdma"), std::string("--local 4 --rdma-device rxe0")}) {
-    const auto r = testsupport::run_cli("launch " + scenario + " " + how + " --out " + dir + "/out");
-    EXPECT_EQ(r.exit_code, 2) << how << "\n" << r.output;
-    EXPECT_NE(r.output.find(scenario + ": /recovery/policy: reroute: the verbs transport cannot relay"),
-              std::string::npos)
-        << how << "\n"
-        << r.output;
-  }
-}
-
 TEST(Launch, ClusterOfTheWrongSizeIsRefusedBeforeStarting) {
   const std::string dir = testsupport::fresh_dir("launch-size");
   const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("size", 2, 1, 4));

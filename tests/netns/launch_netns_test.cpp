@@ -48,14 +48,15 @@ TEST(LaunchNetns, NamespacesGoEvenWhenTheLauncherIsKilled) {
 
 // The report of 4 ranks over the rdma transport on the netns mesh (launch
 // --netns --netns-rdma: softrdma preloaded, its device on each veth) under
-// `fault` and replan, with every event as "kind: detail" lines in `events`.
+// `fault` and `policy`, with every event as "kind: detail" lines in `events`.
 // The tiny model: a decode step is a few small all-reduces, so the run is
 // seconds even on 4 KiB frames through 50 Mbit/s veths.
-nlohmann::json rdma_mesh_report(const std::string& name, const nlohmann::json& fault, std::string& events) {
+nlohmann::json rdma_mesh_report(const std::string& name, const nlohmann::json& fault, std::string& events,
+                                const std::string& policy = "replan") {
   const std::string dir = testsupport::fresh_dir(name);
   const auto model = testsupport::run_cli("make-model --out " + dir + "/tiny");
   EXPECT_EQ(model.exit_code, 0) << model.output;
-  nlohmann::json s = testsupport::small_scenario(name, 4, 2, 150, "replan", "tb5-rdma");
+  nlohmann::json s = testsupport::small_scenario(name, 4, 2, 150, policy, "tb5-rdma");
   s["model"] = {{"path", dir + "/tiny"}};
   s["faults"] = nlohmann::json::array({fault});
   testsupport::ChildProcess launch({"/usr/bin/env", std::string("LD_PRELOAD=") + testsupport::kSoftRdma,
@@ -88,6 +89,23 @@ TEST(LaunchNetns, ACablePulledUnderTheRdmaTransportIsHandledByTheScenariosPolicy
   // engine/fault_timeline.hpp): a property of the detector, not a speed.
   EXPECT_LE(report["faults"]["time_to_detect_s"].get<double>(), 2.0 + 3 * 0.1) << events;
   EXPECT_NE(events.find("recovered: re-placed on 3 node(s)"), std::string::npos) << events;
+  EXPECT_EQ(report["summary"]["requests"]["completed"], 2) << events;
+  EXPECT_EQ(report["summary"]["requests"]["failed"], 0);
+}
+
+// The same cable pulled under `reroute`: a third node relays between its two
+// ends on its own queue pairs (the verbs transport forwards the frames), so
+// the model stays on all four nodes and every request completes.
+TEST(LaunchNetns, ACablePulledUnderTheRdmaTransportIsRoutedThroughAThirdNode) {
+  if (const std::string why = hw::NetnsMesh::unavailable_reason(); !why.empty())
+    SKIP_UNLESS_CI_PROVIDES(::geteuid() == 0, why);
+  SKIP_UNLESS_SOFTRDMA_BUILT();
+  std::string events;
+  const nlohmann::json report = rdma_mesh_report(
+      "netns-rdma-reroute", {{"at_s", 1.0}, {"kind", "link-down"}, {"target", "m2-m3"}}, events, "reroute");
+  EXPECT_NE(events.find("link-down: cable unplugged"), std::string::npos) << events;
+  EXPECT_NE(events.find("recovered: rerouted m2-m3 through m"), std::string::npos) << events;
+  EXPECT_EQ(events.find("re-placed"), std::string::npos) << events;
   EXPECT_EQ(report["summary"]["requests"]["completed"], 2) << events;
   EXPECT_EQ(report["summary"]["requests"]["failed"], 0);
 }

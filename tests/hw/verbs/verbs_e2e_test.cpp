@@ -19,6 +19,7 @@
 #include "support/cli_runner.hpp"
 #include "support/collective_suite.hpp"
 #include "support/cpu_engine.hpp"
+#include "support/detour_exercise.hpp"
 #include "support/skip.hpp"
 #include "support/tcp_cluster.hpp"
 
@@ -113,6 +114,17 @@ TEST_P(VerbsEndToEnd, TinyModelTokensMatchTcp) {
   ASSERT_TRUE(over_tcp[0].ok) << over_tcp[0].output;
   EXPECT_FALSE(over_tcp[0].output.empty());
   EXPECT_EQ(over_verbs[0].output, over_tcp[0].output);
+}
+
+// The `reroute` policy over RDMA: the relay forwards on its own queue pairs,
+// whole and in order (support/detour_exercise.hpp).
+TEST(VerbsDetour, ADetourCarriesEveryMessageInOrderThroughTheRelay) {
+  const std::string device = rdma_device();
+  if (device.empty()) SKIP_UNLESS_CI_PROVIDES(true, kNoDevice);  // CI links softrdma: rdma_lo
+  const auto results = run_over_verbs(device, Case{3, hw::QpType::kUC, 4096}, testsupport::exercise_detour);
+  EXPECT_EQ(results[0].output, "answered");
+  EXPECT_EQ(results[1].output, "relayed");
+  EXPECT_EQ(results[2].output, "all");
 }
 
 // UC resends nothing: a message lost at the end of a burst, with nothing

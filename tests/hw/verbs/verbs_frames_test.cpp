@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -97,10 +98,10 @@ TEST(Frames, MessagesFollowOneAnotherOnTheSameSequence) {
 
 TEST(Frames, CreditFramesCarryCreditsAndNoMessage) {
   std::vector<std::byte> frame(4096);
-  hw::pack_credit_frame(frame, 0, 17, false);
+  hw::pack_credit_frame(frame, 0, 17);
   const hw::FrameHeader h = hw::read_frame_header(frame);
   EXPECT_TRUE(h.credit_only);
-  EXPECT_FALSE(h.asks);
+  EXPECT_FALSE(h.asks || h.closes);
   EXPECT_EQ(h.credits, 17u);
   hw::FrameAssembler assembler;
   EXPECT_FALSE(assembler.accept(h, frame).has_value());
@@ -111,12 +112,57 @@ TEST(Frames, CreditFramesCarryCreditsAndNoMessage) {
 // A receiver that hears nothing asks for a frame on a credit frame; only a credit frame may ask.
 TEST(Frames, OnlyACreditFrameAsksForAFrameInReturn) {
   std::vector<std::byte> frame(4096);
-  hw::pack_credit_frame(frame, 5, 2, true);
+  hw::pack_credit_frame(frame, 5, 2, hw::CreditNote::kAsk);
   const hw::FrameHeader h = hw::read_frame_header(frame);
   EXPECT_TRUE(h.credit_only && h.asks);
   EXPECT_EQ(h.sequence, 5u);
   hw::pack_frame(frame, 1, patterned(10), 0, 6, 0);
   frame[4] |= std::byte{4};  // the ask flag on a data frame
+  EXPECT_THROW(hw::read_frame_header(frame), hw::FrameError);
+}
+
+// A detour's route travels in every frame of the message; one frame with
+// another route cannot continue it, and only a message's frames are routed.
+TEST(Frames, EveryFrameOfADetouredMessageCarriesItsRoute) {
+  const engine::Payload m = patterned(10000);  // three frames at 4 KiB
+  std::vector<std::byte> frame(4096);
+  hw::FrameAssembler assembler;
+  std::optional<std::pair<int, engine::Payload>> out;
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    hw::pack_frame(frame, 4, m, i, i, 0, {.forward_to = 2});
+    const hw::FrameHeader h = hw::read_frame_header(frame);
+    EXPECT_EQ(h.route, hw::FrameRoute{.forward_to = 2}) << "frame " << i;
+    out = assembler.accept(h, frame);
+  }
+  ASSERT_TRUE(out.has_value());
+  EXPECT_TRUE(out->second.bytes == m.bytes);
+
+  hw::FrameAssembler switching;
+  hw::pack_frame(frame, 4, m, 0, 0, 0, {.relayed_from = 1});
+  EXPECT_EQ(hw::read_frame_header(frame).route.relayed_from, 1);
+  switching.accept(hw::read_frame_header(frame), frame);
+  hw::pack_frame(frame, 4, m, 1, 1, 0, {.relayed_from = 3});
+  EXPECT_THROW(switching.accept(hw::read_frame_header(frame), frame), hw::FrameError);
+
+  hw::pack_frame(frame, 4, m, 0, 0, 0, {.forward_to = 2});
+  const std::int32_t negative = -1;
+  std::memcpy(frame.data() + 20, &negative, 4);  // the hop rank field
+  EXPECT_THROW(hw::read_frame_header(frame), hw::FrameError);
+  hw::pack_credit_frame(frame, 0, 1);
+  frame[4] |= std::byte{8};  // the forward flag on a credit frame
+  EXPECT_THROW(hw::read_frame_header(frame), hw::FrameError);
+}
+
+// A closing runtime says so in its last frame to a relay; a credit frame closes or asks, not both.
+TEST(Frames, OnlyACreditFrameSaysItIsTheLast) {
+  std::vector<std::byte> frame(4096);
+  hw::pack_credit_frame(frame, 9, 0, hw::CreditNote::kClose);
+  const hw::FrameHeader h = hw::read_frame_header(frame);
+  EXPECT_TRUE(h.credit_only && h.closes && !h.asks);
+  frame[4] |= std::byte{4};  // and the ask flag
+  EXPECT_THROW(hw::read_frame_header(frame), hw::FrameError);
+  hw::pack_frame(frame, 1, patterned(10), 0, 6, 0);
+  frame[4] |= std::byte{32};  // the close flag on a data frame
   EXPECT_THROW(hw::read_frame_header(frame), hw::FrameError);
 }
 
