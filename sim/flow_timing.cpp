@@ -10,15 +10,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace sim {
 
-bool FlowMessage::route_up() const {
-  for (int i = 0; i < hop_count; ++i) {
-    if (!hops[i].links) return false;
-    for (const sg4::Link* l : *hops[i].links)
-      if (!l->is_on()) return false;
-  }
-  return true;
-}
-
 // A discrete-event run of one collective: events are a message leaving, a
 // hop's latency ending, a relay handing a message on, a member's phase ending;
 // between events every message in its bandwidth phase drains at its max-min rate.
@@ -50,6 +41,9 @@ class FlowTimer::Run {
           break;
         }
     }
+    out.arrival_s.resize(arrivals_.size());
+    for (std::size_t k = 0; k < arrivals_.size(); ++k)
+      out.arrival_s[k].assign(arrivals_[k].begin(), arrivals_[k].end());
   }
 
  private:

@@ -30,9 +30,6 @@ struct FlowMessage {
   FlowHop hops[2];        // the second only through a relay
   int hop_count = 1;
   double relay_overhead_s = 0;  // the relay's own cost between the hops
-
-  // Whether every link of its way is up now.
-  bool route_up() const;
 };
 
 struct FlowPart {
@@ -44,6 +41,8 @@ struct FlowPart {
 struct FlowTiming {
   std::vector<double> done_s;   // by rank: kNever for a member one of whose messages was lost
   std::vector<int> blocked_on;  // by rank: the source of that message, else -1
+  // By phase, [destination * world + source]: when that message arrived, -1 if it did not.
+  std::vector<std::vector<double>> arrival_s;
 };
 
 // Times one collective after another, keeping its buffers and the links it

@@ -236,13 +236,15 @@ void SimRuntime::resolve(const engine::Flows& flows, FlowPart& part) {
 }
 
 int SimRuntime::lost_sender(const FlowBoard::Collective& c) const {
+  if (flows_->outages() == c.outages_when_opened) return -1;  // nothing went down since it began
+  const int world = static_cast<int>(c.parts.size());
   for (int src : c.members) {
-    const FlowPart& part = c.parts[src];
     if (src == rank_) continue;
-    const bool alive = peers_.at(src).machine->is_on();
-    for (const auto& phase : part.sends)
-      for (const FlowMessage& m : phase)
-        if (m.dst == rank_ && (!alive || !m.route_up())) return src;
+    const auto& sends = c.parts[src].sends;
+    for (std::size_t k = 0; k < sends.size(); ++k)
+      for (const FlowMessage& m : sends[k])
+        if (m.dst == rank_ && flows_->lost(c, peers_.at(src).machine, m, c.timing.arrival_s.at(k)[rank_ * world + src]))
+          return src;
   }
   return -1;
 }

@@ -67,8 +67,8 @@ class SimRuntime : public engine::Runtime {
   void wait_while_hung() const;
   // Writes this node's part of a collective, its messages resolved to routes as now.
   void resolve(const engine::Flows& flows, FlowPart& part);
-  // A member whose message to this node in `c` was lost on the way (its
-  // sender or a link of its route went down, as on the message level); -1: none.
+  // A member whose message to this node in `c` was lost on the way
+  // (FlowBoard::lost); -1: none.
   int lost_sender(const FlowBoard::Collective& c) const;
 
   int rank_, channel_;

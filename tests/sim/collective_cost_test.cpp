@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <simgrid/s4u.hpp>
 #include <tuple>
 
 #include "engine/collectives.hpp"
+#include "engine/error.hpp"
+#include "sim/fault_injector.hpp"
 #include "sim/isolated.hpp"
 #include "sim/simulation.hpp"
 
@@ -86,6 +89,43 @@ INSTANTIATE_TEST_SUITE_P(Idle, AllReduceCost,
                                   std::to_string(static_cast<long>(std::get<1>(info.param))) + "B_" +
                                   algorithm_name(std::get<2>(info.param));
                          });
+
+// A 16 MiB all-reduce between two nodes takes 2.4 ms; their cable goes down
+// at 1 ms and is back at 1.2 ms. SimGrid fails the transfers under way, so
+// both messages are lost and each node waits for the other in vain; the flow
+// level, which timed the collective before the outage, must lose them too.
+TEST(AllReduceLoss, ACableDownAndUpAgainUnderAMessageLosesItAtBothLevels) {
+  for (const auto level : {engine::SimulationLevel::kMessage, engine::SimulationLevel::kFlow}) {
+    const auto result = sim::run_isolated([&] {
+      engine::LinkCard card;
+      card.name = "ideal";
+      card.bandwidth = kBandwidth;
+      card.latency_s = kLatency;
+      sim::Simulation simulation(sim::full_mesh(2, card), level);
+      auto* cable = simgrid::s4u::SplitDuplexLink::by_name(sim::cable_link_name(simulation.platform(), 0, 1));
+      simgrid::s4u::Actor::create("unplug", simgrid::s4u::Host::by_name(sim::Simulation::kControlHost), [cable] {
+        simgrid::s4u::this_actor::sleep_until(1e-3);
+        for (auto* l : {cable->get_link_up(), cable->get_link_down()}) l->turn_off();
+        simgrid::s4u::this_actor::sleep_until(1.2e-3);
+        for (auto* l : {cable->get_link_up(), cable->get_link_down()}) l->turn_on();
+      });
+      std::vector<std::string> outcome(2);
+      simulation.spawn_all([&](engine::Runtime& rt) {
+        auto buf = engine::CollectiveBuffer::sized(8u << 20, 2);
+        try {
+          engine::all_reduce({rt, 1, 0.1}, buf, AllReduceAlgorithm::kOneShot);
+          outcome[rt.rank()] = "done";
+        } catch (const engine::Timeout&) {
+          outcome[rt.rank()] = "timed out";
+        }
+      });
+      simulation.run();
+      return outcome[0] + ", " + outcome[1];
+    });
+    ASSERT_TRUE(result.ok) << result.output;
+    EXPECT_EQ(result.output, "timed out, timed out") << (level == engine::SimulationLevel::kFlow ? "flow" : "message");
+  }
+}
 
 TEST(ChooseAllReduce, LatencyBoundSmallBandwidthBoundLargeRingWithoutMesh) {
   EXPECT_EQ(engine::choose_all_reduce(4, 16384, kBandwidth, kLatency, true), AllReduceAlgorithm::kOneShot);
