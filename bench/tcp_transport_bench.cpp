@@ -12,6 +12,7 @@
 
 #include "engine/collectives.hpp"
 #include "hw/cluster.hpp"
+#include "hw/platform.hpp"
 #include "hw/transport.hpp"
 
 namespace {
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "usage: {} CLUSTER RANK p2p|allreduce BYTES COUNT|ITERS\n", argv[0]);
     return 2;
   }
+  hw::keep_freed_memory();  // as `meshinfer node` does
   const hw::ClusterSpec cluster = hw::load_cluster(argv[1]);
   const int rank = std::atoi(argv[2]);
   const std::string mode = argv[3];

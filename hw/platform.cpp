@@ -21,6 +21,7 @@
 
 #if defined(__linux__) && !defined(MESHINFER_POSIX_ONLY)
 #define MESHINFER_LINUX 1
+#include <malloc.h>
 #include <sys/prctl.h>
 #elif defined(__APPLE__)
 #include <mach-o/dyld.h>
@@ -136,6 +137,13 @@ void die_with_parent() {
 void wake_on_time() {
 #ifdef MESHINFER_LINUX
   ::prctl(PR_SET_TIMERSLACK, 1);
+#endif
+}
+
+void keep_freed_memory() {
+#if defined(MESHINFER_LINUX) && defined(__GLIBC__)
+  ::mallopt(M_MMAP_THRESHOLD, 1 << 30);  // the largest glibc takes; also ends its adaptive threshold
+  ::mallopt(M_TRIM_THRESHOLD, INT_MAX);
 #endif
 }
 

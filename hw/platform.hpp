@@ -37,6 +37,10 @@ void die_with_parent();
 // down to 1 ns); a no-op where there is no such knob.
 void wake_on_time();
 
+// Keeps memory this process frees mapped (glibc: big blocks from the heap,
+// which is never trimmed), so a transport's per-message buffers reuse warm
+// pages instead of faulting in fresh zeroed ones; a no-op elsewhere.
+void keep_freed_memory();
 // Memory the OS could give this process now without swapping, in bytes
 // (Linux's MemAvailable; free plus inactive pages on macOS); 0 when unknown.
 std::uint64_t free_memory_bytes();
