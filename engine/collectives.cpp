@@ -77,13 +77,13 @@ void CollectiveBuffer::assign(std::uint64_t begin, const Payload& p) {
 void CollectiveBuffer::assign_sum(std::uint64_t begin, std::uint64_t count, std::span<const Payload* const> parts) {
   if (!is_real()) return;
   for (const Payload* p : parts) check_size(*p, count * element_bytes_);
+  // In place, in the order of `parts`: the parts are copies, never views of this buffer.
   float* out = data_.data() + begin;
-  std::vector<float> acc(floats(*parts[0]), floats(*parts[0]) + count);
+  std::memcpy(out, floats(*parts[0]), count * sizeof(float));
   for (std::size_t k = 1; k < parts.size(); ++k) {
     const float* in = floats(*parts[k]);
-    for (std::uint64_t i = 0; i < count; ++i) acc[i] += in[i];
+    for (std::uint64_t i = 0; i < count; ++i) out[i] += in[i];
   }
-  std::memcpy(out, acc.data(), count * sizeof(float));
 }
 
 std::string_view name(AllReduceAlgorithm a) {

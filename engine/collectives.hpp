@@ -27,6 +27,7 @@ class CollectiveBuffer {
   Payload pack(std::uint64_t begin, std::uint64_t count) const;
   void assign(std::uint64_t begin, const Payload& p);
   // Element-wise sum of `parts` (in the given order) into [begin, begin+count).
+  // REQUIRES: no part views this buffer's memory (pack() copies).
   void assign_sum(std::uint64_t begin, std::uint64_t count, std::span<const Payload* const> parts);
 
  private:
