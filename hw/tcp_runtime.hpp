@@ -101,8 +101,8 @@ class TcpRuntime : public engine::Runtime {
   void flush_writes(int peer);
   void read_available(int peer);
   // Whether `peer`, whose messages this rank forwards, goes unread for now: a
-  // queue is past max_queued_bytes, so `peer`'s own backpressure holds it and
-  // a relay keeps no more than that.
+  // queue to another rank is past max_queued_bytes, so `peer`'s own
+  // backpressure holds it and a relay keeps no more than that.
   bool held_back(int peer) const;
   // A whole frame from `peer`: into the inbox, or on to the rank it is for.
   void deliver(int peer, const TcpFrameHeader& frame, engine::Payload message);
