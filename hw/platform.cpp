@@ -92,10 +92,18 @@ int accept_cloexec(int listen_fd) {
 }
 
 ssize_t send_no_sigpipe(int fd, const void* data, std::size_t len) {
+  const iovec part{const_cast<void*>(data), len};
+  return send_no_sigpipe(fd, &part, 1);
+}
+
+ssize_t send_no_sigpipe(int fd, const iovec* parts, std::size_t count) {
+  msghdr message{};
+  message.msg_iov = const_cast<iovec*>(parts);
+  message.msg_iovlen = count;
 #ifdef MESHINFER_LINUX
-  return ::send(fd, data, len, MSG_NOSIGNAL);
+  return ::sendmsg(fd, &message, MSG_NOSIGNAL);
 #else
-  return ::send(fd, data, len, 0);  // the socket itself was made quiet: no_sigpipe
+  return ::sendmsg(fd, &message, 0);  // the socket itself was made quiet: no_sigpipe
 #endif
 }
 

@@ -6,6 +6,7 @@
 
 #include <poll.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <chrono>
 #include <cstddef>
@@ -24,6 +25,8 @@ int tcp_socket();
 int accept_cloexec(int listen_fd);
 // ::send that reports a closed peer as EPIPE rather than killing the process.
 ssize_t send_no_sigpipe(int fd, const void* data, std::size_t len);
+// The same for `count` buffers in one call (::sendmsg, scatter-gather).
+ssize_t send_no_sigpipe(int fd, const iovec* parts, std::size_t count);
 // A close-on-exec pipe; throws on failure.
 void pipe_cloexec(int fds[2]);
 // ::poll with a timeout finer than a millisecond where the OS has one (ppoll);

@@ -240,38 +240,49 @@ engine::Payload TcpRuntime::recv(int src, int tag, double timeout_s) {
   return take_after_wait(inbox_, peers_[hop_to(src)], src, tag, timeout_s);
 }
 
+// One sendmsg for as many queued frames as fit: a small message leaves with
+// its header in one segment, and a burst of them in one call.
 void TcpRuntime::flush_writes(int peer) {
   static const std::vector<char> zeros(1 << 16, 0);
+  constexpr std::size_t kMaxParts = 64;
   Peer& p = peers_[peer];
   while (!p.out.empty() && p.failure.empty()) {
-    OutFrame& f = p.out.front();
-    const char* data;
-    std::size_t len;
-    if (f.sent < f.header.size()) {
-      data = f.header.data() + f.sent;
-      len = f.header.size() - f.sent;
-    } else {
-      const std::uint64_t off = f.sent - f.header.size();
-      len = static_cast<std::size_t>(f.payload.size - off);
-      if (f.payload.bytes.empty()) {
-        data = zeros.data();
-        len = std::min(len, zeros.size());
+    std::array<iovec, kMaxParts> parts;
+    std::size_t n = 0, asked = 0;
+    const auto add = [&](const void* data, std::size_t len) {
+      parts[n++] = {const_cast<void*>(data), len};
+      asked += len;
+    };
+    for (auto f = p.out.begin(); f != p.out.end() && n + 2 <= kMaxParts; ++f) {
+      if (f->sent < f->header.size()) add(f->header.data() + f->sent, f->header.size() - f->sent);
+      const std::uint64_t off = f->sent > f->header.size() ? f->sent - f->header.size() : 0;
+      const std::uint64_t left = f->payload.size - off;
+      if (left == 0) continue;
+      if (!f->payload.bytes.empty()) {
+        add(f->payload.bytes.data() + off, left);
       } else {
-        data = reinterpret_cast<const char*>(f.payload.bytes.data()) + off;
+        add(zeros.data(), std::min<std::uint64_t>(left, zeros.size()));  // size-only: zeros, a buffer at a time
+        if (left > zeros.size()) break;
       }
     }
-    const ssize_t w = send_no_sigpipe(p.fd, data, len);
+    const ssize_t w = send_no_sigpipe(p.fd, parts.data(), n);
     if (w < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
       const std::string why = std::string("send: ") + std::strerror(errno);
       read_available(peer);  // what the peer sent before it closed still arrives
       return p.fail(why);
     }
-    f.sent += static_cast<std::uint64_t>(w);
-    if (f.sent == f.total()) {
+    std::uint64_t left = static_cast<std::uint64_t>(w);
+    while (!p.out.empty()) {
+      OutFrame& f = p.out.front();
+      const std::uint64_t took = std::min(left, f.total() - f.sent);
+      f.sent += took;
+      left -= took;
+      if (f.sent < f.total()) break;
       p.queued_bytes -= f.payload.bytes.size();
       p.out.pop_front();
     }
+    if (static_cast<std::size_t>(w) < asked) return;  // the socket is full
   }
 }
 
