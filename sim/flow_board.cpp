@@ -13,9 +13,9 @@ FlowBoard::FlowBoard(int world) : world_(world), waiting_(world, 0) {
   // they reach the board of the simulation running (one at a time in a process).
   static const bool connected = [] {
     const auto note = [](const void* resource, bool on) {
-      if (on || !listening_) return;
-      ++listening_->outages_;
-      listening_->outage_times_[resource].push_back(sg4::Engine::get_clock());
+      if (!listening_) return;
+      ++listening_->state_changes_;
+      listening_->states_[resource].emplace_back(sg4::Engine::get_clock(), on);
     };
     sg4::Link::on_state_change_cb([note](const sg4::Link& l) { note(&l, l.is_on()); });
     sg4::Host::on_state_change_cb([note](const sg4::Host& h) { note(&h, h.is_on()); });
@@ -44,8 +44,7 @@ FlowBoard::Collective& FlowBoard::join(const Key& key, const std::vector<int>& m
   for (int m : members) c.parts[m].arrived_s = -1;
   c.arrived = c.left = 0;
   c.timed = false;
-  c.opened_s = sg4::Engine::get_clock();
-  c.outages_when_opened = outages_;
+  c.changes_when_opened = state_changes_;
   return c;
 }
 
@@ -53,7 +52,6 @@ void FlowBoard::arrived(Collective& c, int rank) {
   if (++c.arrived < static_cast<int>(c.members.size())) return;
   timer_.time(c.members, c.parts, c.timing);
   c.timed = true;
-
   for (int m : c.members)
     if (waiting_[m] && m != rank) wake_[m]->release();
 }
@@ -81,19 +79,22 @@ const Route& FlowBoard::route(const sg4::Host* from, const sg4::Host* to) {
   return it->second;
 }
 
-bool FlowBoard::lost(const Collective& c, const sg4::Host* from, const FlowMessage& m, double arrived_s) const {
-  const double until = arrived_s < 0 ? sg4::Engine::get_clock() : arrived_s;
-  const auto went_down = [&](const void* resource) {
-    const auto times = outage_times_.find(resource);
-    if (times == outage_times_.end()) return false;
-    const auto first = std::lower_bound(times->second.begin(), times->second.end(), c.opened_s);
-    return first != times->second.end() && *first <= until;
+bool FlowBoard::lost(const sg4::Host* from, const FlowMessage& m, double left_s, double arrived_s) const {
+  const auto was_down = [&](const void* resource) {
+    const auto found = states_.find(resource);
+    if (found == states_.end()) return false;
+    const auto& changes = found->second;
+    auto next = std::lower_bound(changes.begin(), changes.end(), std::make_pair(left_s, false));
+    if (next != changes.begin() && !std::prev(next)->second) return true;  // off when it left
+    for (; next != changes.end() && next->first <= arrived_s; ++next)
+      if (!next->second) return true;
+    return false;
   };
-  if (went_down(from)) return true;
+  if (was_down(from)) return true;
   for (int i = 0; i < m.hop_count; ++i) {
     if (!m.hops[i].links) return true;
     for (const sg4::Link* l : *m.hops[i].links)
-      if (went_down(l)) return true;
+      if (was_down(l)) return true;
   }
   return false;
 }

@@ -30,8 +30,7 @@ class FlowBoard {
     int arrived = 0, left = 0;
     bool timed = false;
     FlowTiming timing;
-    double opened_s = 0;                    // when its first member arrived: no message of it left earlier
-    std::uint64_t outages_when_opened = 0;  // outages() then
+    std::uint64_t changes_when_opened = 0;  // state_changes() when its first member arrived
   };
   using Key = std::pair<int, long>;  // (tag, how many collectives on that tag came before)
 
@@ -46,12 +45,12 @@ class FlowBoard {
   // The links from one host to another (SimGrid's routes do not change).
   const Route& route(const simgrid::s4u::Host* from, const simgrid::s4u::Host* to);
 
-  // Links and hosts turned off so far in this simulation (SimGrid's state-change signals).
-  std::uint64_t outages() const { return outages_; }
-  // Whether `m`, sent from `from` while `c` ran and arrived at `arrived_s`,
-  // was lost: its sender or a link of its way went down meanwhile (even if up
-  // again since), as a transfer under way fails at the message level.
-  bool lost(const Collective& c, const simgrid::s4u::Host* from, const FlowMessage& m, double arrived_s) const;
+  // Links and hosts turned off or on so far in this simulation (SimGrid's state-change signals).
+  std::uint64_t state_changes() const { return state_changes_; }
+  // Whether `m`'s sender `from` or a link of its way was down at any moment
+  // from `left_s`, when it left, to `arrived_s`: a transfer under way fails
+  // at the message level when a cable goes down, even if it comes back.
+  bool lost(const simgrid::s4u::Host* from, const FlowMessage& m, double left_s, double arrived_s) const;
 
  private:
   int world_;
@@ -61,9 +60,10 @@ class FlowBoard {
   std::vector<simgrid::s4u::SemaphorePtr> wake_;  // by rank
   std::vector<char> waiting_;
   FlowTimer timer_;
-  std::uint64_t outages_ = 0;
-  std::unordered_map<const void*, std::vector<double>> outage_times_;  // by link or host: when it went down
-  static inline FlowBoard* listening_ = nullptr;                       // the board SimGrid's signals reach
+  std::uint64_t state_changes_ = 0;
+  // By link or host, in time order: when it was turned off (false) or on (true).
+  std::unordered_map<const void*, std::vector<std::pair<double, bool>>> states_;
+  static inline FlowBoard* listening_ = nullptr;  // the board SimGrid's signals reach
 };
 
 }  // namespace sim

@@ -236,15 +236,16 @@ void SimRuntime::resolve(const engine::Flows& flows, FlowPart& part) {
 }
 
 int SimRuntime::lost_sender(const FlowBoard::Collective& c) const {
-  if (flows_->outages() == c.outages_when_opened) return -1;  // nothing went down since it began
+  if (flows_->state_changes() == c.changes_when_opened) return -1;  // every link and host held since it began
   const int world = static_cast<int>(c.parts.size());
   for (int src : c.members) {
     if (src == rank_) continue;
-    const auto& sends = c.parts[src].sends;
-    for (std::size_t k = 0; k < sends.size(); ++k)
-      for (const FlowMessage& m : sends[k])
-        if (m.dst == rank_ && flows_->lost(c, peers_.at(src).machine, m, c.timing.arrival_s.at(k)[rank_ * world + src]))
-          return src;
+    const FlowPart& part = c.parts[src];
+    for (std::size_t k = 0; k < part.sends.size(); ++k)
+      for (const FlowMessage& m : part.sends[k]) {
+        const double arrived_s = c.timing.arrival_s.at(k)[rank_ * world + src];
+        if (m.dst == rank_ && flows_->lost(peers_.at(src).machine, m, part.arrived_s, arrived_s)) return src;
+      }
   }
   return -1;
 }
