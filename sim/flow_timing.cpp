@@ -41,9 +41,7 @@ class FlowTimer::Run {
           break;
         }
     }
-    out.arrival_s.resize(arrivals_.size());
-    for (std::size_t k = 0; k < arrivals_.size(); ++k)
-      out.arrival_s[k].assign(arrivals_[k].begin(), arrivals_[k].end());
+    out.arrival_s.swap(arrivals_);  // handed over, not copied: the next run resets what it gets back
   }
 
  private:

@@ -242,10 +242,10 @@ int SimRuntime::lost_sender(const FlowBoard::Collective& c) const {
     if (src == rank_) continue;
     const FlowPart& part = c.parts[src];
     for (std::size_t k = 0; k < part.sends.size(); ++k)
-      for (const FlowMessage& m : part.sends[k]) {
-        const double arrived_s = c.timing.arrival_s.at(k)[rank_ * world + src];
-        if (m.dst == rank_ && flows_->lost(peers_.at(src).machine, m, part.arrived_s, arrived_s)) return src;
-      }
+      for (const FlowMessage& m : part.sends[k])
+        if (m.dst == rank_ &&
+            flows_->lost(peers_.at(src).machine, m, part.arrived_s, c.timing.arrival_s.at(k)[rank_ * world + src]))
+          return src;
   }
   return -1;
 }
