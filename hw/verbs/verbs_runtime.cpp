@@ -97,17 +97,18 @@ void VerbsRuntime::sleep_for(double seconds) { progress(deadline_in(seconds)); }
 void VerbsRuntime::send(int dst, int tag, engine::Payload payload) {
   if (dst == rank_) throw std::invalid_argument("send to self");
   const int hop = hop_to(dst);
-  if (hop != dst) return enqueue(hop, {.tag = tag, .payload = std::move(payload), .route = {.forward_to = dst}});
-  Peer& p = peers_[dst];
-  if (!p.failure.empty()) meet_failure(dst);
-  if (p.on_side) return side_channel_.send(dst, tag, std::move(payload));
-  enqueue(dst, {.tag = tag, .payload = std::move(payload)});
+  if (hop == dst) {
+    Peer& p = peers_[dst];
+    if (!p.failure.empty()) meet_failure(dst);
+    if (p.on_side) return side_channel_.send(dst, tag, std::move(payload));
+  }
+  enqueue(hop, {.tag = tag, .payload = std::move(payload), .route = {.forward_to = hop == dst ? -1 : dst}});
+  step(hop);
 }
 
 void VerbsRuntime::enqueue(int hop, OutMessage message) {
   message.frames = frames_for(message.payload.size, options_.frame_bytes);
   peers_[hop].out.push_back(std::move(message));
-  step(hop);
 }
 
 engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
@@ -281,12 +282,7 @@ void VerbsRuntime::on_frame(int peer, std::span<const std::byte> frame) {
 void VerbsRuntime::forward(int from, int to, int tag, engine::Payload message) {
   relayed_for_[from] = true;
   if (!live(to)) return peers_[from].credits.consume();  // lost, as on a dead cable
-  const std::uint64_t frames = frames_for(message.size, options_.frame_bytes);
-  peers_[to].out.push_back({.tag = tag,
-                            .payload = std::move(message),
-                            .frames = frames,
-                            .route = {.relayed_from = from},
-                            .holds_slot_of = from});
+  enqueue(to, {.tag = tag, .payload = std::move(message), .route = {.relayed_from = from}, .holds_slot_of = from});
 }
 
 bool VerbsRuntime::push(int peer) {

@@ -98,6 +98,7 @@ class VerbsRuntime : public engine::Runtime {
   void wait_for_completion(Clock::time_point until);
   bool step(int peer);
   bool push(int peer);
+  // Queues `message` for `hop` (progress() or step() sends it).
   void enqueue(int hop, OutMessage message);
   void on_frame(int peer, std::span<const std::byte> frame);
   // The relay's part: `message` from `from` goes on to `to`, or is lost with a lost `to`.
