@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <nlopt.hpp>
 #include <stdexcept>
@@ -135,6 +136,8 @@ struct Objective {
   int jobs;
   Profiles profiles;
   int evaluations = 0;
+  double best = HUGE_VAL;  // the lowest error seen over every start, and where
+  std::vector<double> best_x = {};
 
   void apply(const std::vector<double>& x) {
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -148,7 +151,12 @@ struct Objective {
   double operator()(const std::vector<double>& x) {
     apply(x);
     ++evaluations;
-    return engine::squared_error(simulate_rows(rows, cluster, catalog, profiles, jobs), rows);
+    const double error = engine::squared_error(simulate_rows(rows, cluster, catalog, profiles, jobs), rows);
+    if (error < best) {
+      best = error;
+      best_x = x;
+    }
+    return error;
   }
 };
 
@@ -170,15 +178,24 @@ FitResult fit_profiles(const std::vector<engine::CalibrationRow>& rows, const st
     // evaluation simulates every row.
     opt.set_xtol_abs(1e-3);
     opt.set_ftol_rel(1e-3);
-    opt.set_maxeval(max_evaluations);
     opt.set_min_objective([](const std::vector<double>& v, std::vector<double>&,
                              void* data) { return (*static_cast<Objective*>(data))(v); },
                           &objective);
-    double best = 0;
-    try {
-      opt.optimize(x, best);
-    } catch (const nlopt::roundoff_limited&) {
-      // x holds the best point found: good enough to report.
+    // The objective has kinks (a kernel costs the larger of its memory and compute times) where BOBYQA's
+    // quadratic model fails and its trust region collapses far from the minimum: one start stopped at
+    // up to eight times the error a restart reaches. So it starts again from the best point, with a
+    // fresh step, until a start gains less than a thousandth. (BOBYQA moves a start that lies near a
+    // bound, so a start can end worse than it began: the best point is kept apart.)
+    for (double before = HUGE_VAL; objective.evaluations < max_evaluations; before = objective.best) {
+      opt.set_maxeval(max_evaluations - objective.evaluations);
+      try {
+        double found = 0;
+        opt.optimize(x, found);
+      } catch (const nlopt::roundoff_limited&) {
+        // Stopped where rounding hides any gain: the best point is kept all the same.
+      }
+      x = objective.best_x;
+      if (!(objective.best < before * (1 - 1e-3))) break;
     }
     objective.apply(x);
   }
