@@ -161,7 +161,7 @@ class FlowTimer::Run {
       link_ids_.push_back(index_of(l));
       ++flow.links;
     }
-    flow.remaining = hop.wire_bytes;
+    flow.remaining = hop.timed_bytes;
     at(now_ + latency, Kind::kLatencyOver, f);
   }
 

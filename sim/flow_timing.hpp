@@ -20,7 +20,7 @@ using Route = std::vector<simgrid::s4u::Link*>;
 // One leg of a message's way: to its destination, or to and from a relay.
 struct FlowHop {
   const Route* links = nullptr;  // nullptr when the far end is down: the message vanishes
-  double wire_bytes = 0;
+  double timed_bytes = 0;  // engine::timed_bytes of the message on this leg's card
 };
 
 // A message as its sender resolves it when it arrives at the collective.

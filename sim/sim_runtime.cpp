@@ -119,7 +119,7 @@ bool SimRuntime::route_via(int dst, int relay) {
             delete env;
             continue;
           }
-          const double bytes = engine::wire_bytes(card, static_cast<double>(env->payload.size));
+          const double bytes = engine::timed_bytes(card, static_cast<double>(env->payload.size));
           onward->put_init(env, static_cast<uint64_t>(bytes))->detach([](void* p) {
             delete static_cast<Envelope*>(p);
           });
@@ -152,7 +152,7 @@ void SimRuntime::send(int dst, int tag, engine::Payload payload) {
   // the host may have died during it. SimGrid asserts that both ends of a
   // transfer it starts are on.)
   if (!peer.host->is_on()) return;
-  const double bytes = engine::wire_bytes(card, static_cast<double>(payload.size));
+  const double bytes = engine::timed_bytes(card, static_cast<double>(payload.size));
   auto* env = new Envelope{tag, std::move(payload)};
   peer.outbox->put_init(env, static_cast<uint64_t>(bytes))->detach([](void* p) { delete static_cast<Envelope*>(p); });
 }
@@ -221,12 +221,12 @@ void SimRuntime::resolve(const engine::Flows& flows, FlowPart& part) {
       FlowMessage m;
       m.dst = dst;
       m.overhead_s = card.per_message_overhead_s;
-      m.hops[0] = {peer.host->is_on() ? peer.route : nullptr, engine::wire_bytes(card, double(size))};
+      m.hops[0] = {peer.host->is_on() ? peer.route : nullptr, engine::timed_bytes(card, double(size))};
       if (peer.onward) {
         m.hop_count = 2;
         m.relay_overhead_s = peer.onward->per_message_overhead_s;
         m.hops[1] = {peer.machine->is_on() ? peer.onward_route : nullptr,
-                     engine::wire_bytes(*peer.onward, double(size))};
+                     engine::timed_bytes(*peer.onward, double(size))};
       }
       part.sends[k].push_back(m);
     }

@@ -25,6 +25,7 @@ struct Conditions {
   engine::SimulationLevel level = engine::SimulationLevel::kMessage;
   bool switched = false;
   double stagger_s = 0, overhead_s = 0;
+  std::vector<engine::SizedBandwidth> bandwidth_by_size = {};
 };
 
 // When the last rank finished the all-reduce.
@@ -36,6 +37,7 @@ double simulated_all_reduce_s(int n, double bytes, AllReduceAlgorithm algo, cons
     card.latency_s = kLatency;
     card.per_message_overhead_s = setup.overhead_s;
     card.switched = setup.switched;
+    card.bandwidth_by_size = setup.bandwidth_by_size;
     sim::Simulation simulation(sim::full_mesh(n, card), setup.level);
     std::vector<double> finished(n);
     simulation.spawn_all([&](engine::Runtime& rt) {
@@ -138,6 +140,20 @@ TEST(AllReduceLoss, ACableDownWhileAMessageIsUnderWayLosesItAtBothLevels) {
     EXPECT_EQ(outcomes_under_outage(level, {0, 0}, 1e-3, 1.2e-3), "timed out, timed out") << at;
     // Node 0 sends at 0.2 ms on a dead cable; it is back at 0.5 ms, before node 1 sends at 1 ms.
     EXPECT_EQ(outcomes_under_outage(level, {0.2e-3, 1e-3}, 0.1e-3, 0.5e-3), "done, timed out") << at;
+  }
+}
+
+// A card measured by size (a shaper lets a 1 KiB message through ten times faster than bulk): a one-shot
+// all-reduce of 4 KiB sends each peer one message, which takes the time interpolated between 1 and 64 KiB,
+// at both levels.
+TEST(AllReduceCostBySize, EachMessageTakesItsSizesTimeAtBothLevels) {
+  const std::vector<engine::SizedBandwidth> table = {{1024, 10 * kBandwidth}, {65536, kBandwidth}};
+  const double at_1k = 1024 / (10 * kBandwidth), at_64k = 65536 / kBandwidth;
+  const double expected = kLatency + at_1k + (at_64k - at_1k) * (4096 - 1024) / (65536 - 1024);
+  for (const auto level : {engine::SimulationLevel::kMessage, engine::SimulationLevel::kFlow}) {
+    const Conditions setup{level, false, 0, 0, table};
+    EXPECT_NEAR(simulated_all_reduce_s(4, 4096, AllReduceAlgorithm::kOneShot, setup), expected, 1e-3 * expected)
+        << (level == engine::SimulationLevel::kFlow ? "flow" : "message");
   }
 }
 
