@@ -58,13 +58,16 @@ std::string secondary_card(const std::string& probed, const engine::LinkCard& ca
                            const engine::LinkCard& secondary) {
   nlohmann::json card = nlohmann::json::parse(std::ifstream(probed));
   card["name"] = secondary.name;
-  card["bandwidth_gbps"] = card["bandwidth_gbps"].get<double>() * secondary.bandwidth / cable.bandwidth;
+  const double scale = secondary.bandwidth / cable.bandwidth;
+  card["bandwidth_gbps"] = card["bandwidth_gbps"].get<double>() * scale;
+  if (card.contains("bandwidth_by_size"))
+    for (auto& point : card["bandwidth_by_size"]) point["bandwidth_gbps"] = point["bandwidth_gbps"].get<double>() * scale;
   card["switched"] = secondary.switched;
   card["port_kind"] = secondary.port_kind;
   card["notes"] = fmt::format(
       "The secondary network of launch --netns: a bridge, each node's port shaped at {} scaled as the cables "
       "were; bandwidth the probed cable's x{:.4g} ({}'s over {}'s), latency the probed cable's.",
-      secondary.name, secondary.bandwidth / cable.bandwidth, secondary.name, cable.name);
+      secondary.name, scale, secondary.name, cable.name);
   const std::string path = std::filesystem::path(probed).parent_path() / (secondary.name + ".json");
   std::ofstream(path) << card.dump(2) << "\n";
   return path;

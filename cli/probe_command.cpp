@@ -51,7 +51,7 @@ int probe_one_rank(const ProbeCommandOptions& o, hw::ClusterSpec cluster) {
   if (o.secret_stdin) hw::read_secret_from_stdin(cluster);
   const auto rt = hw::make_runtime(cluster, o.rank, hw::TransportOptions{});
   const auto pairs = hw::probe_links(*rt, o.probe);
-  const double busy_round_s = hw::busy_round_s(*rt, o.probe);
+  const auto rounds = hw::busy_rounds(*rt, o.probe);
   if (o.rank != 0) return 0;
   if (o.figures_json) {
     fmt::print("{}\n", hw::figures_json(pairs).dump());
@@ -63,10 +63,11 @@ int probe_one_rank(const ProbeCommandOptions& o, hw::ClusterSpec cluster) {
     fmt::print("{:>6} {:>12.1f} {:>14.1f} {:>14.1f}\n", fmt::format("{}-{}", f.a, f.b), f.latency_s * 1e6,
                f.bandwidth_ab / 1e6, f.bandwidth_ba / 1e6);
   std::ofstream(o.out) << hw::link_card(name, pairs, o.port_kind, cluster.frame_bytes(), cluster.frame_header_bytes(),
-                                        busy_round_s)
+                                        rounds)
                               .dump(2)
                        << "\n";
-  fmt::print("busy round (every rank to every other at once): {:.1f} us\n", busy_round_s * 1e6);
+  fmt::print("{:>9} {:>12}   busy rounds: every rank to every other at once\n", "bytes", "round us");
+  for (const auto& r : rounds) fmt::print("{:>9} {:>12.1f}\n", r.bytes, r.round_s * 1e6);
   fmt::print("link card: {} (use it with --card {})\n", o.out, o.out);
   return 0;
 }

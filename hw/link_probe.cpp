@@ -85,32 +85,40 @@ engine::Payload encode(const PairFigures& f) {
 
 }  // namespace
 
-double busy_round_s(engine::Runtime& rt, const ProbeOptions& o) {
-  barrier(rt, o.timeout_s);
-  std::vector<double> rounds;
-  for (int i = 0; i < o.pings; ++i) {
-    const double t0 = rt.now();
-    for (int p = 0; p < rt.world(); ++p)
-      if (p != rt.rank()) rt.send(p, engine::tags::kRound, engine::Payload::sized(kPingBytes));
-    for (int p = 0; p < rt.world(); ++p)
-      if (p != rt.rank()) rt.recv(p, engine::tags::kRound, o.timeout_s);
-    rounds.push_back(rt.now() - t0);
+std::vector<BusyRound> busy_rounds(engine::Runtime& rt, const ProbeOptions& o) {
+  std::vector<std::uint64_t> sizes{kPingBytes};
+  sizes.insert(sizes.end(), o.round_sizes.begin(), o.round_sizes.end());
+  std::vector<double> mine;  // this rank's median round, per size
+  for (const std::uint64_t bytes : sizes) {
+    barrier(rt, o.timeout_s);
+    std::vector<double> rounds;
+    for (int i = 0; i < o.pings; ++i) {
+      const double t0 = rt.now();
+      for (int p = 0; p < rt.world(); ++p)
+        if (p != rt.rank()) rt.send(p, engine::tags::kRound, engine::Payload::sized(bytes));
+      for (int p = 0; p < rt.world(); ++p)
+        if (p != rt.rank()) rt.recv(p, engine::tags::kRound, o.timeout_s);
+      rounds.push_back(rt.now() - t0);
+    }
+    mine.push_back(rounds.empty() ? 0 : median(rounds));
   }
-  const double mine = rounds.empty() ? 0 : median(rounds);
   if (rt.rank() != 0) {
-    rt.send(0, engine::tags::kFigures, engine::Payload::of(std::as_bytes(std::span(&mine, 1))));
-    return 0;
+    rt.send(0, engine::tags::kFigures, engine::Payload::of(std::as_bytes(std::span(mine))));
+    return {};
   }
-  std::vector<double> all{mine};
+  std::vector<std::vector<double>> all(sizes.size(), std::vector<double>{});
+  for (std::size_t k = 0; k < sizes.size(); ++k) all[k].push_back(mine[k]);
   for (int r = 1; r < rt.world(); ++r) {
     const engine::Payload p = rt.recv(r, engine::tags::kFigures, o.timeout_s);
-    double theirs;
-    if (p.bytes.size() != sizeof theirs)
-      throw std::runtime_error("malformed busy round from rank " + std::to_string(r));
-    std::memcpy(&theirs, p.bytes.data(), sizeof theirs);
-    all.push_back(theirs);
+    std::vector<double> theirs(sizes.size());
+    if (p.bytes.size() != theirs.size() * sizeof(double))
+      throw std::runtime_error("malformed busy rounds from rank " + std::to_string(r));
+    std::memcpy(theirs.data(), p.bytes.data(), p.bytes.size());
+    for (std::size_t k = 0; k < sizes.size(); ++k) all[k].push_back(theirs[k]);
   }
-  return median(all);
+  std::vector<BusyRound> out;
+  for (std::size_t k = 0; k < sizes.size(); ++k) out.push_back({sizes[k], median(all[k])});
+  return out;
 }
 
 std::vector<PairFigures> probe_links(engine::Runtime& rt, const ProbeOptions& o) {
@@ -164,7 +172,7 @@ std::vector<PairFigures> figures_from_json(const nlohmann::json& j) {
 
 nlohmann::ordered_json link_card(const std::string& name, const std::vector<PairFigures>& pairs,
                                  const std::string& port_kind, std::size_t frame_bytes, std::size_t frame_header_bytes,
-                                 double busy_round_s) {
+                                 const std::vector<BusyRound>& rounds) {
   std::vector<double> latencies, bandwidths;
   std::string notes = "Measured by `meshinfer probe` (round trip / 2 of small messages; bandwidth of timed transfers).";
   for (const auto& f : pairs) {
@@ -181,23 +189,38 @@ nlohmann::ordered_json link_card(const std::string& name, const std::vector<Pair
   measured.frame_header_bytes = static_cast<double>(frame_header_bytes);
   int world = 0;
   for (const auto& f : pairs) world = std::max(world, f.b + 1);
-  const double idle_message_s = measured.latency_s + engine::wire_bytes(measured, kPingBytes) / measured.bandwidth;
-  const double overhead_s = busy_round_s > 0 ? std::max(0.0, (busy_round_s - idle_message_s) / (world - 1)) : 0;
   nlohmann::ordered_json card;
   card["name"] = name;
   card["bandwidth_gbps"] = measured.bandwidth * 8 / 1e9;
   card["latency_us"] = measured.latency_s * 1e6;
-  card["per_message_overhead_us"] = overhead_s * 1e6;
+  card["per_message_overhead_us"] = 0;
   card["frame_bytes"] = frame_bytes;
   if (frame_header_bytes > 0) card["frame_header_bytes"] = frame_header_bytes;
   card["port_kind"] = port_kind;
   card["switched"] = false;
-  card["notes"] =
-      notes + (busy_round_s > 0 ? fmt::format(" Every rank messaging every other at once took {:.1f} us a round: "
-                                              "per_message_overhead_us is what that adds per peer to an idle "
-                                              "message (latency includes the idle stack's cost).",
-                                              busy_round_s * 1e6)
-                                : " Latency includes the stack's per-message cost, so per_message_overhead_us is 0.");
+  if (rounds.empty()) {
+    card["notes"] = notes + " Latency includes the stack's per-message cost, so per_message_overhead_us is 0.";
+    return card;
+  }
+  const BusyRound& small = rounds.front();
+  const double small_wire_s = engine::wire_bytes(measured, double(small.bytes)) / measured.bandwidth;
+  card["per_message_overhead_us"] =
+      std::max(0.0, (small.round_s - measured.latency_s - small_wire_s) / (world - 1)) * 1e6;
+  notes += fmt::format(
+      " Every rank messaging every other at once took {:.1f} us a round: per_message_overhead_us is what that adds per "
+      "peer to an idle message (latency includes the idle stack's cost).",
+      small.round_s * 1e6);
+  // A larger round differs from the small one by its messages' time on the wire; a time below the previous
+  // size's is noise, and is read as the previous.
+  double wire_s = small_wire_s;
+  for (std::size_t k = 1; k < rounds.size(); ++k) {
+    const BusyRound& r = rounds[k];
+    wire_s = std::max(wire_s, r.round_s - small.round_s + small_wire_s);
+    card["bandwidth_by_size"].push_back(
+        {{"bytes", r.bytes}, {"bandwidth_gbps", engine::wire_bytes(measured, double(r.bytes)) / wire_s * 8 / 1e9}});
+    notes += fmt::format(" {} bytes: {:.1f} us a round.", r.bytes, r.round_s * 1e6);
+  }
+  card["notes"] = notes;
   return card;
 }
 
