@@ -34,21 +34,24 @@ TEST(LinkProbeCard, TheSmallRoundSetsThePerMessageOverhead) {
   EXPECT_DOUBLE_EQ(card({{8, 400e-6}})["per_message_overhead_us"].get<double>(), 145);
 }
 
-// 2,000 bytes took 200 us more than the small round: 300 us on the wire, 6.67 MB/s. 4,000 bytes took less than
-// 2,000 (noise): read as the same 300 us, so a larger message never crosses faster, and the card loads.
+// The small message is at the bulk rate (as the overhead took it). 2,000 bytes took 200 us more than the small
+// round: 300 us on the wire, 6.67 MB/s. 4,000 bytes took less than 2,000 (noise): read as the same 300 us, so a
+// larger message never crosses faster, and the card loads.
 TEST(LinkProbeCard, LargerRoundsSetTheBandwidthBySize) {
   const auto c = card({{8, 400e-6}, {2000, 600e-6}, {4000, 500e-6}});
-  ASSERT_EQ(c["bandwidth_by_size"].size(), 2u);
-  EXPECT_EQ(c["bandwidth_by_size"][0]["bytes"], 2000);
-  EXPECT_NEAR(c["bandwidth_by_size"][0]["bandwidth_gbps"].get<double>(), 2000 / 300e-6 * 8 / 1e9, 1e-12);
-  EXPECT_NEAR(c["bandwidth_by_size"][1]["bandwidth_gbps"].get<double>(), 4000 / 300e-6 * 8 / 1e9, 1e-12);
+  ASSERT_EQ(c["bandwidth_by_size"].size(), 3u);
+  EXPECT_EQ(c["bandwidth_by_size"][0]["bytes"], 8);
+  EXPECT_NEAR(c["bandwidth_by_size"][0]["bandwidth_gbps"].get<double>(), 0.08, 1e-12);
+  EXPECT_EQ(c["bandwidth_by_size"][1]["bytes"], 2000);
+  EXPECT_NEAR(c["bandwidth_by_size"][1]["bandwidth_gbps"].get<double>(), 2000 / 300e-6 * 8 / 1e9, 1e-12);
+  EXPECT_NEAR(c["bandwidth_by_size"][2]["bandwidth_gbps"].get<double>(), 4000 / 300e-6 * 8 / 1e9, 1e-12);
 
   const fs::path dir = fs::temp_directory_path() / ("meshinfer-link-probe-" + std::to_string(getpid()));
   fs::create_directories(dir / "links");
   std::ofstream(dir / "links" / "probed.json") << c.dump();
   const engine::Catalog catalog = engine::Catalog::load(dir.string());
   fs::remove_all(dir);
-  // 3,000 bytes, between the two: 300 us, which is 3,000 bytes at the bulk 10 MB/s.
+  // 3,000 bytes, between the last two: 300 us, which is 3,000 bytes at the bulk 10 MB/s.
   EXPECT_NEAR(engine::timed_bytes(catalog.link("probed"), 3000), 3000, 1e-6);
 }
 
