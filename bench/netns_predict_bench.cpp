@@ -59,11 +59,11 @@ json idle_reading(json card) {
   card["frame_bytes"] = 1500;
   card.erase("frame_header_bytes");
   card["per_message_overhead_us"] = 0;
-  card.erase("bandwidth_by_size");
+  card.erase("wire_time_by_size");
   return card;
 }
 json busy_reading(json card) {
-  card.erase("bandwidth_by_size");
+  card.erase("wire_time_by_size");
   return card;
 }
 json by_size_reading(json card) { return card; }

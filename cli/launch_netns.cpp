@@ -60,8 +60,8 @@ std::string secondary_card(const std::string& probed, const engine::LinkCard& ca
   card["name"] = secondary.name;
   const double scale = secondary.bandwidth / cable.bandwidth;
   card["bandwidth_gbps"] = card["bandwidth_gbps"].get<double>() * scale;
-  if (card.contains("bandwidth_by_size"))
-    for (auto& point : card["bandwidth_by_size"]) point["bandwidth_gbps"] = point["bandwidth_gbps"].get<double>() * scale;
+  if (card.contains("wire_time_by_size"))
+    for (auto& point : card["wire_time_by_size"]) point["us"] = point["us"].get<double>() / scale;
   card["switched"] = secondary.switched;
   card["port_kind"] = secondary.port_kind;
   card["notes"] = fmt::format(

@@ -217,23 +217,19 @@ HardwareCard parse_hardware(JsonObject card, const fs::path& file) {
   return h;
 }
 
-// Seconds a message of `p.bytes` spends on `card`'s wire.
-double wire_seconds(const LinkCard& card, const SizedBandwidth& p) { return wire_bytes(card, p.bytes) / p.bandwidth; }
-
-std::vector<SizedBandwidth> parse_bandwidth_by_size(JsonObject& card, const LinkCard& l) {
-  std::vector<SizedBandwidth> out;
-  const auto v = card.find("bandwidth_by_size");
+std::vector<WireTime> parse_wire_time_by_size(JsonObject& card) {
+  std::vector<WireTime> out;
+  const auto v = card.find("wire_time_by_size");
   if (!v) return out;
   for (const JsonValue& e : v->elements()) {
     JsonObject point(e);
-    point.only({"bytes", "bandwidth_gbps"});
-    const SizedBandwidth p{double(count(point, "bytes", 1)), positive(point, "bandwidth_gbps") * 1e9 / 8};
+    point.only({"bytes", "us"});
+    const WireTime p{double(count(point, "bytes", 1)), point.req<double>("us", kNonNegative) * 1e-6};
     if (!out.empty() && p.bytes <= out.back().bytes)
       e.fail(fmt::format("bytes must increase from one point to the next: {} after {}", p.bytes, out.back().bytes));
-    // (Within rounding: a probe writes equal times where its larger round was no slower.)
-    if (!out.empty() && wire_seconds(l, p) < wire_seconds(l, out.back()) * (1 - 1e-9))
+    if (!out.empty() && p.seconds < out.back().seconds)
       e.fail(fmt::format("a message of {} bytes would cross in {:.3g} us, faster than one of {} in {:.3g} us", p.bytes,
-                         wire_seconds(l, p) * 1e6, out.back().bytes, wire_seconds(l, out.back()) * 1e6));
+                         p.seconds * 1e6, out.back().bytes, out.back().seconds * 1e6));
     out.push_back(p);
   }
   return out;
@@ -241,7 +237,7 @@ std::vector<SizedBandwidth> parse_bandwidth_by_size(JsonObject& card, const Link
 
 LinkCard parse_link(JsonObject card, const fs::path& file) {
   card.only({"name", "notes", "bandwidth_gbps", "latency_us", "per_message_overhead_us", "frame_bytes",
-             "frame_header_bytes", "port_kind", "switched", "bandwidth_by_size"});
+             "frame_header_bytes", "port_kind", "switched", "wire_time_by_size"});
   LinkCard l;
   l.name = card_name(card, file);
   check_text(card, "notes", false);
@@ -252,7 +248,7 @@ LinkCard parse_link(JsonObject card, const fs::path& file) {
   l.frame_header_bytes = card.opt<double>("frame_header_bytes", 0, kNonNegative);
   l.port_kind = choice(card.need("port_kind"), "port kind", kPortKinds);
   l.switched = card.opt<bool>("switched", false);
-  l.bandwidth_by_size = parse_bandwidth_by_size(card, l);
+  l.wire_time_by_size = parse_wire_time_by_size(card);
   return l;
 }
 
@@ -327,20 +323,20 @@ double wire_bytes(const LinkCard& card, double size) {
 }
 
 double timed_bytes(const LinkCard& card, double size) {
-  const auto& points = card.bandwidth_by_size;
+  const auto& points = card.wire_time_by_size;
   if (points.empty()) return wire_bytes(card, size);
-  const auto above = std::upper_bound(points.begin(), points.end(), size,
-                                      [](double s, const SizedBandwidth& p) { return s < p.bytes; });
+  const auto above =
+      std::upper_bound(points.begin(), points.end(), size, [](double s, const WireTime& p) { return s < p.bytes; });
   double seconds;
   if (above == points.begin()) {
-    seconds = wire_bytes(card, size) / points.front().bandwidth;
+    const WireTime& first = points.front();
+    seconds = first.seconds * wire_bytes(card, size) / wire_bytes(card, first.bytes);
   } else if (above == points.end()) {
-    const SizedBandwidth& last = points.back();
-    seconds = wire_seconds(card, last) + (wire_bytes(card, size) - wire_bytes(card, last.bytes)) / card.bandwidth;
+    const WireTime& last = points.back();
+    seconds = last.seconds + (wire_bytes(card, size) - wire_bytes(card, last.bytes)) / card.bandwidth;
   } else {
-    const SizedBandwidth& below = *(above - 1);
-    const double t0 = wire_seconds(card, below), t1 = wire_seconds(card, *above);
-    seconds = t0 + (t1 - t0) * (size - below.bytes) / (above->bytes - below.bytes);
+    const WireTime& below = *(above - 1);
+    seconds = below.seconds + (above->seconds - below.seconds) * (size - below.bytes) / (above->bytes - below.bytes);
   }
   return seconds * card.bandwidth;
 }

@@ -70,11 +70,11 @@ struct HardwareCard {
   double boot_s = 0;  // power-on to serving
 };
 
-// A message of `bytes` crosses a link at `bandwidth` (bytes/s): its wire bytes
-// over its time on the wire, latency apart (measured by `meshinfer probe`).
-struct SizedBandwidth {
+// A message of `bytes` spends `seconds` on a link's wire beyond the card's
+// latency, which holds a small message's (measured by `meshinfer probe`).
+struct WireTime {
   double bytes = 0;
-  double bandwidth = 0;
+  double seconds = 0;
 };
 
 struct LinkCard {
@@ -88,18 +88,19 @@ struct LinkCard {
   bool switched = false;              // one NIC per node into a switch (Ethernet):
                                       // no port limit, the node's NIC is shared
   // Where small messages cross faster or slower than bulk (a shaper's burst, a
-  // NIC's inline sends): measured points, sizes increasing, times on the wire
-  // not decreasing. Empty: every message at `bandwidth`.
-  std::vector<SizedBandwidth> bandwidth_by_size;
+  // NIC's inline sends): measured points, sizes increasing, times not
+  // decreasing. Empty: every message at `bandwidth`.
+  std::vector<WireTime> wire_time_by_size;
 };
 
 // Bytes of goodput a message of `size` takes on `card`'s wire: padded to whole
 // frames, one at least; on a byte stream, its size and each frame's headers.
 double wire_bytes(const LinkCard& card, double size);
 // The bytes that take, at the card's `bandwidth`, as long as a message of
-// `size` takes on its wire: its wire bytes, or with a `bandwidth_by_size`,
-// its time interpolated between the measured sizes (below the first, at the
-// first's rate; beyond the last, each further byte at `bandwidth`).
+// `size` takes on its wire: its wire bytes, or with a `wire_time_by_size`,
+// its time interpolated between the measured sizes (below the first, in
+// proportion to its wire bytes; beyond the last, each further byte at
+// `bandwidth`).
 double timed_bytes(const LinkCard& card, double size);
 
 class Catalog {

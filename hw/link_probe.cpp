@@ -7,7 +7,6 @@
 #include <span>
 #include <stdexcept>
 
-#include "engine/catalog.hpp"
 #include "engine/tags.hpp"
 
 namespace hw {
@@ -182,17 +181,13 @@ nlohmann::ordered_json link_card(const std::string& name, const std::vector<Pair
     notes += fmt::format(" {}-{}: {:.1f} us, {:.1f}/{:.1f} MB/s.", f.a, f.b, f.latency_s * 1e6, f.bandwidth_ab / 1e6,
                          f.bandwidth_ba / 1e6);
   }
-  engine::LinkCard measured;
-  measured.bandwidth = median(bandwidths);
-  measured.latency_s = median(latencies);
-  measured.frame_bytes = static_cast<double>(frame_bytes);
-  measured.frame_header_bytes = static_cast<double>(frame_header_bytes);
+  const double latency_s = median(latencies);
   int world = 0;
   for (const auto& f : pairs) world = std::max(world, f.b + 1);
   nlohmann::ordered_json card;
   card["name"] = name;
-  card["bandwidth_gbps"] = measured.bandwidth * 8 / 1e9;
-  card["latency_us"] = measured.latency_s * 1e6;
+  card["bandwidth_gbps"] = median(bandwidths) * 8 / 1e9;
+  card["latency_us"] = latency_s * 1e6;
   card["per_message_overhead_us"] = 0;
   card["frame_bytes"] = frame_bytes;
   if (frame_header_bytes > 0) card["frame_header_bytes"] = frame_header_bytes;
@@ -202,22 +197,20 @@ nlohmann::ordered_json link_card(const std::string& name, const std::vector<Pair
     card["notes"] = notes + " Latency includes the stack's per-message cost, so per_message_overhead_us is 0.";
     return card;
   }
+  // The latency, an idle small message's one-way time, holds that message's time on the wire (over RDMA a
+  // whole padded frame): the small round beyond it is the overhead of each peer's message, and a larger
+  // round beyond the small one is its messages' time on the wire (a time below the previous size's is noise,
+  // read as the previous).
   const BusyRound& small = rounds.front();
-  const double small_wire_s = engine::wire_bytes(measured, double(small.bytes)) / measured.bandwidth;
-  card["per_message_overhead_us"] =
-      std::max(0.0, (small.round_s - measured.latency_s - small_wire_s) / (world - 1)) * 1e6;
+  card["per_message_overhead_us"] = std::max(0.0, (small.round_s - latency_s) / (world - 1)) * 1e6;
   notes += fmt::format(
       " Every rank messaging every other at once took {:.1f} us a round: per_message_overhead_us is what that adds per "
       "peer to an idle message (latency includes the idle stack's cost).",
       small.round_s * 1e6);
-  // The overhead took the small message at the bulk rate, so the table does too; a larger round differs from
-  // the small one by its messages' time on the wire (a time below the previous size's is noise, read as the
-  // previous).
-  double wire_s = small_wire_s;
+  double wire_s = 0;
   for (const BusyRound& r : rounds) {
-    wire_s = std::max(wire_s, r.round_s - small.round_s + small_wire_s);
-    card["bandwidth_by_size"].push_back(
-        {{"bytes", r.bytes}, {"bandwidth_gbps", engine::wire_bytes(measured, double(r.bytes)) / wire_s * 8 / 1e9}});
+    wire_s = std::max(wire_s, r.round_s - small.round_s);
+    card["wire_time_by_size"].push_back({{"bytes", r.bytes}, {"us", wire_s * 1e6}});
     if (&r != &small) notes += fmt::format(" {} bytes: {:.1f} us a round.", r.bytes, r.round_s * 1e6);
   }
   card["notes"] = notes;

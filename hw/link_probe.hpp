@@ -53,9 +53,9 @@ std::vector<PairFigures> figures_from_json(const nlohmann::json& j);
 // bandwidths (both directions), per-pair figures in its notes, and the
 // transport's frames (engine::LinkCard). With `rounds`, its per-message
 // overhead is what the small message's busy round took beyond an idle message
-// (the simulator's round is one overhead per peer, then one message's latency
-// and transfer), and its bandwidth_by_size what each larger round took beyond
-// the small one.
+// (the simulator's round is one overhead per peer, then one message's
+// latency), and its wire_time_by_size what each larger round took beyond the
+// small one.
 // REQUIRES: !pairs.empty(); rounds empty or as busy_rounds returns them.
 nlohmann::ordered_json link_card(const std::string& name, const std::vector<PairFigures>& pairs,
                                  const std::string& port_kind, std::size_t frame_bytes, std::size_t frame_header_bytes,

@@ -197,8 +197,8 @@ ordered_json link_cards_json(const Scenario& s, const Catalog& catalog) {
                      {"per_message_overhead_us", l.per_message_overhead_s * 1e6},
                      {"frame_bytes", l.frame_bytes}});
     if (l.frame_header_bytes > 0) cards.back()["frame_header_bytes"] = l.frame_header_bytes;
-    for (const SizedBandwidth& p : l.bandwidth_by_size)
-      cards.back()["bandwidth_by_size"].push_back({{"bytes", p.bytes}, {"bandwidth_gbps", p.bandwidth * 8 / kGB}});
+    for (const WireTime& p : l.wire_time_by_size)
+      cards.back()["wire_time_by_size"].push_back({{"bytes", p.bytes}, {"us", p.seconds * 1e6}});
   }
   return cards;
 }

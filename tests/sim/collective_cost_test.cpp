@@ -25,7 +25,7 @@ struct Conditions {
   engine::SimulationLevel level = engine::SimulationLevel::kMessage;
   bool switched = false;
   double stagger_s = 0, overhead_s = 0;
-  std::vector<engine::SizedBandwidth> bandwidth_by_size = {};
+  std::vector<engine::WireTime> wire_time_by_size = {};
 };
 
 // When the last rank finished the all-reduce.
@@ -37,7 +37,7 @@ double simulated_all_reduce_s(int n, double bytes, AllReduceAlgorithm algo, cons
     card.latency_s = kLatency;
     card.per_message_overhead_s = setup.overhead_s;
     card.switched = setup.switched;
-    card.bandwidth_by_size = setup.bandwidth_by_size;
+    card.wire_time_by_size = setup.wire_time_by_size;
     sim::Simulation simulation(sim::full_mesh(n, card), setup.level);
     std::vector<double> finished(n);
     simulation.spawn_all([&](engine::Runtime& rt) {
@@ -147,8 +147,8 @@ TEST(AllReduceLoss, ACableDownWhileAMessageIsUnderWayLosesItAtBothLevels) {
 // all-reduce of 4 KiB sends each peer one message, which takes the time interpolated between 1 and 64 KiB,
 // at both levels.
 TEST(AllReduceCostBySize, EachMessageTakesItsSizesTimeAtBothLevels) {
-  const std::vector<engine::SizedBandwidth> table = {{1024, 10 * kBandwidth}, {65536, kBandwidth}};
   const double at_1k = 1024 / (10 * kBandwidth), at_64k = 65536 / kBandwidth;
+  const std::vector<engine::WireTime> table = {{1024, at_1k}, {65536, at_64k}};
   const double expected = kLatency + at_1k + (at_64k - at_1k) * (4096 - 1024) / (65536 - 1024);
   for (const auto level : {engine::SimulationLevel::kMessage, engine::SimulationLevel::kFlow}) {
     const Conditions setup{level, false, 0, 0, table};
