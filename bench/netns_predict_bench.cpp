@@ -4,9 +4,11 @@
 // simulates it on three readings of the same probe, side by side:
 //  - idle: the card as probe wrote it before 2026-12: messages padded to whole
 //    1500-byte frames, no per-message overhead (latency of an idle ping-pong);
-//  - busy: as probe wrote it until 2026-12-02: a TCP byte stream (each frame's
-//    headers, no padding), the per-message overhead of every rank messaging
-//    every other at once, every message at the bulk bandwidth;
+//  - busy: as probe wrote it until 2026-12-02, but for the overhead's small
+//    correction (the small message's time on the wire, now in the latency): a
+//    TCP byte stream (each frame's headers, no padding), the per-message
+//    overhead of every rank messaging every other at once, every message at
+//    the bulk bandwidth;
 //  - by size: as probe writes it now: busy, plus the time on the wire of
 //    messages of 1 to 64 KiB in such rounds (tbf's burst lets a small message
 //    through faster than the bulk rate).
