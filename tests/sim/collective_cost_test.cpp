@@ -7,6 +7,7 @@
 #include <simgrid/s4u.hpp>
 #include <tuple>
 
+#include "engine/choices.hpp"
 #include "engine/collectives.hpp"
 #include "engine/error.hpp"
 #include "sim/fault_injector.hpp"
@@ -135,7 +136,7 @@ std::string outcomes_under_outage(engine::SimulationLevel level, std::array<doub
 // links as they are then; it must lose the same messages.
 TEST(AllReduceLoss, ACableDownWhileAMessageIsUnderWayLosesItAtBothLevels) {
   for (const auto level : {engine::SimulationLevel::kMessage, engine::SimulationLevel::kFlow}) {
-    const std::string at = level == engine::SimulationLevel::kFlow ? "flow" : "message";
+    const std::string at = engine::to_string(level);
     // Both enter at once; the transfers take 2.4 ms, the cable is down from 1 to 1.2 ms.
     EXPECT_EQ(outcomes_under_outage(level, {0, 0}, 1e-3, 1.2e-3), "timed out, timed out") << at;
     // Node 0 sends at 0.2 ms on a dead cable; it is back at 0.5 ms, before node 1 sends at 1 ms.
@@ -153,7 +154,7 @@ TEST(AllReduceCostBySize, EachMessageTakesItsSizesTimeAtBothLevels) {
   for (const auto level : {engine::SimulationLevel::kMessage, engine::SimulationLevel::kFlow}) {
     const Conditions setup{level, false, 0, 0, table};
     EXPECT_NEAR(simulated_all_reduce_s(4, 4096, AllReduceAlgorithm::kOneShot, setup), expected, 1e-3 * expected)
-        << (level == engine::SimulationLevel::kFlow ? "flow" : "message");
+        << engine::to_string(level);
   }
 }
 
