@@ -287,52 +287,70 @@ void TcpRuntime::flush_writes(int peer) {
 }
 
 void TcpRuntime::read_available(int peer) {
-  static thread_local std::vector<char> discard(1 << 16);
   Peer& p = peers_[peer];
-  for (;;) {
-    InFrame& in = p.in;
-    char* dst;
-    std::size_t want;
-    if (in.header_got < kTcpHeaderBytes) {
-      dst = in.header.data() + in.header_got;
-      want = kTcpHeaderBytes - in.header_got;
-    } else if (in.frame.has_bytes) {
-      dst = reinterpret_cast<char*>(in.bytes.data()) + in.got;
-      want = static_cast<std::size_t>(in.frame.size - in.got);
+  InFrame& in = p.in;
+  while (parse_staged(peer)) {
+    // The rest of a large payload goes straight to its buffer; all else through the staging buffer.
+    const bool direct = in.header_got == kTcpHeaderBytes && in.frame.has_bytes && in.frame.size - in.got >= kStagedBytes;
+    char* dst = direct ? reinterpret_cast<char*>(in.bytes.data()) + in.got : p.staged.data();
+    const std::size_t want = direct ? static_cast<std::size_t>(in.frame.size - in.got) : p.staged.size();
+    const ssize_t r = ::recv(p.fd, dst, want, 0);
+    if (r < 0) {
+      if (errno == EAGAIN || errno == EINTR) return;
+      return p.fail(std::string("recv: ") + std::strerror(errno));
+    }
+    if (r == 0) return p.fail("connection closed by peer");
+    if (direct) {
+      in.got += static_cast<std::uint64_t>(r);
+      if (in.got == in.frame.size) finish_frame(peer);
     } else {
-      dst = discard.data();
-      want = static_cast<std::size_t>(std::min<std::uint64_t>(in.frame.size - in.got, discard.size()));
+      p.staged_at = 0;
+      p.staged_end = static_cast<std::size_t>(r);
     }
-    ssize_t r = 0;
-    if (want > 0) {
-      r = ::recv(p.fd, dst, want, 0);
-      if (r < 0) {
-        if (errno == EAGAIN || errno == EINTR) return;
-        return p.fail(std::string("recv: ") + std::strerror(errno));
-      }
-      if (r == 0) return p.fail("connection closed by peer");
+    if (static_cast<std::size_t>(r) < want) {  // drained: poll says when more comes
+      parse_staged(peer);
+      return;
     }
+  }
+}
+
+bool TcpRuntime::parse_staged(int peer) {
+  Peer& p = peers_[peer];
+  InFrame& in = p.in;
+  while (p.staged_at < p.staged_end && p.failure.empty() && !held_back(peer)) {
+    const char* from = p.staged.data() + p.staged_at;
+    const std::size_t left = p.staged_end - p.staged_at;
     if (in.header_got < kTcpHeaderBytes) {
-      in.header_got += static_cast<std::size_t>(r);
-      if (in.header_got < kTcpHeaderBytes) continue;
+      const std::size_t n = std::min(left, kTcpHeaderBytes - in.header_got);
+      std::memcpy(in.header.data() + in.header_got, from, n);
+      in.header_got += n;
+      p.staged_at += n;
+      if (in.header_got < kTcpHeaderBytes) break;
       try {
         in.frame = decode_tcp_header(in.header, max_message_bytes_, world_);
       } catch (const FrameError& e) {
-        return p.fail(std::string("malformed frame: ") + e.what());
+        p.fail(std::string("malformed frame: ") + e.what());
+        break;
       }
       in.got = 0;
       if (in.frame.has_bytes) in.bytes.resize(in.frame.size);
     } else {
-      in.got += static_cast<std::uint64_t>(r);
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, in.frame.size - in.got));
+      if (in.frame.has_bytes) std::memcpy(reinterpret_cast<char*>(in.bytes.data()) + in.got, from, n);
+      in.got += n;  // a size-only payload is skipped
+      p.staged_at += n;
     }
-    if (in.header_got == kTcpHeaderBytes && in.got == in.frame.size) {
-      engine::Payload m{in.frame.size, std::move(in.bytes)};
-      const TcpFrameHeader frame = in.frame;
-      in = InFrame{};
-      deliver(peer, frame, std::move(m));
-      if (!p.failure.empty() || held_back(peer)) return;
-    }
+    if (in.got == in.frame.size) finish_frame(peer);
   }
+  return p.failure.empty() && !held_back(peer);
+}
+
+void TcpRuntime::finish_frame(int peer) {
+  InFrame& in = peers_[peer].in;
+  engine::Payload m{in.frame.size, std::move(in.bytes)};
+  const TcpFrameHeader frame = in.frame;
+  in = InFrame{};
+  deliver(peer, frame, std::move(m));
 }
 
 bool TcpRuntime::held_back(int peer) const {
@@ -363,6 +381,9 @@ void TcpRuntime::progress(std::chrono::steady_clock::time_point until, int src, 
   std::vector<pollfd> fds;
   std::vector<int> owner;
   for (;;) {
+    // What a peer held back left staged is no longer in its socket for poll to see.
+    for (int r = 0; r < world_; ++r)
+      if (peers_[r].staged_at < peers_[r].staged_end && peers_[r].failure.empty()) read_available(r);
     if (src >= 0 && (inbox_.holds(src, tag) || !peers_[hop_to(src)].failure.empty())) return;
     fds.clear();
     owner.clear();

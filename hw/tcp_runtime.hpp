@@ -88,10 +88,15 @@ class TcpRuntime : public engine::Runtime {
     std::uint64_t got = 0;
     std::vector<std::byte> bytes;
   };
+  // Bytes read from a peer's socket and not yet parsed into frames: one recv
+  // takes small messages whole, headers and all, and often the next ones too.
+  static constexpr std::size_t kStagedBytes = std::size_t{1} << 16;
   struct Peer : PeerState<OutFrame> {
     int fd = -1;
     InFrame in;
-    std::uint64_t queued_bytes = 0;  // real payload bytes in `out`
+    std::vector<char> staged = std::vector<char>(kStagedBytes);
+    std::size_t staged_at = 0, staged_end = 0;  // what is left to parse
+    std::uint64_t queued_bytes = 0;             // real payload bytes in `out`
   };
 
   void bootstrap(const TcpOptions& options);
@@ -99,7 +104,14 @@ class TcpRuntime : public engine::Runtime {
   // `src`/`tag` are given, a message for them is queued.
   void progress(std::chrono::steady_clock::time_point until, int src = -1, int tag = 0);
   void flush_writes(int peer);
+  // Reads what `peer`'s socket holds, delivering each whole frame, until the
+  // socket is drained, the peer fails or it is held back.
   void read_available(int peer);
+  // Parses the staged bytes into frames. False when the peer failed or is held
+  // back; what is left stays staged.
+  bool parse_staged(int peer);
+  // Delivers `peer`'s frame in progress, which is whole.
+  void finish_frame(int peer);
   // Whether `peer`, whose messages this rank forwards, goes unread for now: a
   // queue to another rank is past max_queued_bytes, so `peer`'s own
   // backpressure holds it and a relay keeps no more than that.

@@ -1,6 +1,8 @@
 // TcpRuntime on the wire: a length from a peer is bounded before anything is
-// allocated, a malformed frame fails only the peer that sent it, and a rank
-// that closes while its peer is still writing loses none of what it sent.
+// allocated, a malformed frame fails only the peer that sent it, frames that
+// arrive together are each delivered whole, and a rank that closes while its
+// peer is still writing loses none of what it sent.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -200,6 +202,35 @@ TEST(TcpWire, ARelayKeepsNoMoreThanItsQueueLimitForAPeerThatDoesNotRead) {
   EXPECT_EQ(results[0].output, "answered");
   EXPECT_EQ(results[1].output, "bounded");
   EXPECT_EQ(results[2].output, "all");
+}
+
+// Rank 1 sends a burst of messages of every kind while rank 0 sleeps, so that
+// they wait in its socket together: reads that take several frames at once, a
+// frame cut at any byte, a payload larger than what one read stages, empty and
+// size-only messages. Each arrives whole, in order.
+TEST(TcpWire, MessagesThatArriveTogetherAreEachDeliveredWhole) {
+  const std::vector<std::uint64_t> sizes = {0, 1, 23, 24, 25, 16 << 10, 65535, 65536, 65537, 200 << 10, 3, 1 << 20, 7};
+  const auto expected = [](std::size_t i, std::uint64_t size) {
+    return i % 3 == 2 ? engine::Payload::sized(size) : pattern(static_cast<std::size_t>(size));
+  };
+  const auto results = testsupport::run_tcp_cluster(2, [&](engine::Runtime& rt) -> std::string {
+    if (rt.rank() == 1) {
+      for (int round = 0; round < 3; ++round)
+        for (std::size_t i = 0; i < sizes.size(); ++i) rt.send(0, kTag, expected(i, sizes[i]));
+      return "sent";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    for (int round = 0; round < 3; ++round)
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        const engine::Payload got = rt.recv(1, kTag, 30);
+        const engine::Payload want = expected(i, sizes[i]);
+        if (got.size != want.size || got.bytes != want.bytes)
+          return fmt::format("round {} message {}: {} bytes", round, i, got.size);
+      }
+    return "all";
+  });
+  EXPECT_EQ(results[0].output, "all");
+  EXPECT_TRUE(results[1].ok) << results[1].output;
 }
 
 // Rank 1 sends 3 MiB that rank 0 never asks for, past rank 0's 2 MiB: rank 1 is failed with the reason.
