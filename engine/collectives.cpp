@@ -1,5 +1,6 @@
 #include "engine/collectives.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -76,13 +77,22 @@ void CollectiveBuffer::assign(std::uint64_t begin, const Payload& p) {
 
 void CollectiveBuffer::assign_sum(std::uint64_t begin, std::uint64_t count, std::span<const Payload* const> parts) {
   if (!is_real()) return;
-  for (const Payload* p : parts) check_size(*p, count * element_bytes_);
-  // In place, in the order of `parts`: the parts are copies, never views of this buffer.
   float* out = data_.data() + begin;
-  std::memcpy(out, floats(*parts[0]), count * sizeof(float));
-  for (std::size_t k = 1; k < parts.size(); ++k) {
-    const float* in = floats(*parts[k]);
-    for (std::uint64_t i = 0; i < count; ++i) out[i] += in[i];
+  std::vector<const float*> in;
+  for (const Payload* p : parts) {
+    if (p) check_size(*p, count * element_bytes_);
+    in.push_back(p ? floats(*p) : out);
+  }
+  // A chunk at a time, summed in the order of `parts` before it is written:
+  // the own values are read first, and the sum stays in cache between parts.
+  constexpr std::uint64_t kChunk = 2048;
+  float sum[kChunk];
+  for (std::uint64_t at = 0; at < count; at += kChunk) {
+    const std::uint64_t m = std::min(kChunk, count - at);
+    std::memcpy(sum, in[0] + at, m * sizeof(float));
+    for (std::size_t k = 1; k < in.size(); ++k)
+      for (std::uint64_t i = 0; i < m; ++i) sum[i] += in[k][at + i];
+    std::memcpy(out + at, sum, m * sizeof(float));
   }
 }
 
@@ -108,10 +118,9 @@ namespace {
 
 // Sum, in rank order, one block gathered from every rank (own data included).
 void reduce_in_rank_order(const CollectiveContext& c, CollectiveBuffer& buf, Block blk,
-                          std::vector<Payload>& from_rank) {
-  from_rank[c.rt.rank()] = buf.pack(blk.begin, blk.count);
+                          const std::vector<Payload>& from_rank) {
   std::vector<const Payload*> parts;
-  for (const Payload& p : from_rank) parts.push_back(&p);
+  for (int k = 0; k < c.rt.world(); ++k) parts.push_back(k == c.rt.rank() ? nullptr : &from_rank[k]);
   buf.assign_sum(blk.begin, blk.count, parts);
 }
 
@@ -124,8 +133,7 @@ void ring_all_reduce(const CollectiveContext& c, CollectiveBuffer& buf) {
     const Block in = block_of(buf.elements(), n, (r - s - 1 + n) % n);
     c.rt.send(right, c.tag, buf.pack(out.begin, out.count));
     const Payload incoming = c.rt.recv(left, c.tag, c.timeout_s);
-    const Payload own = buf.pack(in.begin, in.count);
-    const Payload* parts[] = {&incoming, &own};
+    const Payload* parts[] = {&incoming, nullptr};
     buf.assign_sum(in.begin, in.count, parts);
   }
   // All-gather the reduced blocks around the ring.

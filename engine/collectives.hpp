@@ -27,7 +27,8 @@ class CollectiveBuffer {
   Payload pack(std::uint64_t begin, std::uint64_t count) const;
   void assign(std::uint64_t begin, const Payload& p);
   // Element-wise sum of `parts` (in the given order) into [begin, begin+count).
-  // REQUIRES: no part views this buffer's memory (pack() copies).
+  // A null part stands for this buffer's own values there, unpacked.
+  // REQUIRES: no other part views this buffer's memory (pack() copies).
   void assign_sum(std::uint64_t begin, std::uint64_t count, std::span<const Payload* const> parts);
 
  private:
