@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -29,6 +30,22 @@ constexpr double kSendStallSeconds = 60;
 constexpr double kCloseDrainSeconds = 10;
 // What a busy-waiting compute() spins through: longer than a sleep's usual overshoot.
 constexpr auto kSpinTail = std::chrono::microseconds(200);
+// How long a wait for the sockets polls, yielding the core, before it sleeps:
+// the next message of a collective is often microseconds away, less than it
+// takes to wake a sleeping process.
+constexpr auto kSpinBeforeSleeping = std::chrono::microseconds(50);
+
+// poll() on `fds` until one is ready or `until`, spinning first.
+int poll_until(std::vector<pollfd>& fds, std::chrono::steady_clock::time_point until) {
+  using Clock = std::chrono::steady_clock;
+  const auto spin_until = std::min(until, Clock::now() + kSpinBeforeSleeping);
+  for (;;) {
+    const int n = poll_for(fds.data(), fds.size(), std::chrono::nanoseconds(0));
+    if (n != 0) return n;
+    if (Clock::now() >= spin_until) return poll_for(fds.data(), fds.size(), until - Clock::now());
+    sched_yield();
+  }
+}
 
 }  // namespace
 
@@ -394,7 +411,7 @@ void TcpRuntime::progress(std::chrono::steady_clock::time_point until, int src, 
       fds.push_back(pollfd{p.fd, static_cast<short>((read ? POLLIN : 0) | (p.out.empty() ? 0 : POLLOUT)), 0});
       owner.push_back(r);
     }
-    const int n = poll_for(fds.data(), fds.size(), until - std::chrono::steady_clock::now());
+    const int n = poll_until(fds, until);
     if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
     for (std::size_t i = 0; n > 0 && i < fds.size(); ++i) {
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_available(owner[i]);
