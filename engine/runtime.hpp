@@ -4,26 +4,52 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace engine {
+
+// Leaves the elements that a resize adds uninitialized: a transport reads a
+// payload into them, and zeroing them first would be one more pass over memory.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using Bytes = std::vector<std::byte, UninitializedAllocator<std::byte>>;
 
 // A message. `size` is what the network carries; `bytes` is optional real
 // content (empty for size-only payloads, as a 235B model moves in sim).
 // REQUIRES: bytes.empty() || bytes.size() == size.
 struct Payload {
   std::uint64_t size = 0;
-  std::vector<std::byte> bytes;
+  Bytes bytes;
   double sent_s = -1;  // when the sender handed it over (metering; sim only, not sent on a wire)
 
   static Payload sized(std::uint64_t n) { return Payload{n, {}}; }
   static Payload of(std::span<const std::byte> data) {
-    return Payload{data.size(), std::vector<std::byte>(data.begin(), data.end())};
+    Bytes bytes(data.size());  // then one memcpy: a range constructor would copy byte by byte
+    if (!data.empty()) std::memcpy(bytes.data(), data.data(), data.size());
+    return Payload{data.size(), std::move(bytes)};
   }
 };
 

@@ -35,7 +35,7 @@ std::vector<std::byte> StepPlan::serialize() const {
   return out;
 }
 
-StepPlan StepPlan::deserialize(const std::vector<std::byte>& bytes) {
+StepPlan StepPlan::deserialize(std::span<const std::byte> bytes) {
   if (bytes.size() % sizeof(std::int32_t) != 0) throw std::runtime_error("malformed step message");
   std::vector<std::int32_t> words(bytes.size() / sizeof(std::int32_t));
   std::memcpy(words.data(), bytes.data(), bytes.size());

@@ -27,7 +27,7 @@ struct StepPlan {
   std::vector<Slot> slots;
   StepShape shape() const;
   std::vector<std::byte> serialize() const;
-  static StepPlan deserialize(const std::vector<std::byte>& bytes);
+  static StepPlan deserialize(std::span<const std::byte> bytes);
 };
 
 struct RequestRecord {

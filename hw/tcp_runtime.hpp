@@ -86,7 +86,7 @@ class TcpRuntime : public engine::Runtime {
     std::size_t header_got = 0;
     TcpFrameHeader frame;  // once the header is whole
     std::uint64_t got = 0;
-    std::vector<std::byte> bytes;
+    engine::Bytes bytes;
   };
   // Bytes read from a peer's socket and not yet parsed into frames: one recv
   // takes small messages whole, headers and all, and often the next ones too.

@@ -47,7 +47,8 @@ std::vector<std::byte> CablePath::trade(int tag, std::vector<std::byte> mine) {
   const int other = 1 - side_.rank();
   try {
     side_.send(other, tag, engine::Payload::of(mine));
-    return side_.recv(other, tag, 2 * wait_s_ + 30).bytes;
+    const engine::Payload theirs = side_.recv(other, tag, 2 * wait_s_ + 30);
+    return {theirs.bytes.begin(), theirs.bytes.end()};
   } catch (const std::exception& e) {
     lost_ = std::string("the other end went silent: ") + e.what();
     return {};

@@ -118,13 +118,14 @@ std::optional<std::pair<int, engine::Payload>> FrameAssembler::accept(const Fram
   }
   if (h.chunk_bytes > h.message_bytes - got_ || (h.chunk_bytes == 0 && h.message_bytes != 0))
     throw FrameError(fmt::format("frame carries {} bytes where {} remain", h.chunk_bytes, h.message_bytes - got_));
-  if (h.has_bytes) {
+  if (h.has_bytes && h.chunk_bytes > 0) {
     // A header's claim reserves nothing: at most twice what has arrived, never more than the message.
-    std::vector<std::byte>& bytes = message_.bytes;
+    engine::Bytes& bytes = message_.bytes;
     if (bytes.capacity() < got_ + h.chunk_bytes)
       bytes.reserve(std::min(h.message_bytes, std::max<std::uint64_t>(2 * bytes.capacity(), got_ + h.chunk_bytes)));
-    const std::byte* chunk = frame.data() + kFrameHeaderBytes;
-    bytes.insert(bytes.end(), chunk, chunk + h.chunk_bytes);
+    const std::size_t at = bytes.size();
+    bytes.resize(at + h.chunk_bytes);
+    std::memcpy(bytes.data() + at, frame.data() + kFrameHeaderBytes, h.chunk_bytes);
   }
   got_ += h.chunk_bytes;
   if (got_ < h.message_bytes) return std::nullopt;

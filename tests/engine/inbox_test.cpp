@@ -42,7 +42,7 @@ TEST(Inbox, HandsBackTheBytesItWasGiven) {
   const std::optional<Payload> got = inbox.take(0, -1);
   ASSERT_TRUE(got);
   EXPECT_EQ(got->size, 3u);
-  EXPECT_EQ(got->bytes, std::vector<std::byte>(std::begin(data), std::end(data)));
+  EXPECT_EQ(got->bytes, engine::Bytes(std::begin(data), std::end(data)));
 }
 
 // What waits is bounded per sender, in real bytes: one sender past its limit

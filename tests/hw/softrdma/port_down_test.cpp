@@ -111,7 +111,7 @@ int rank_over_the_veth(const hw::NetnsMesh& mesh, int r, int ready, int go) {
   o.devices[1 - r] = "rdma_v" + std::to_string(1 - r);
   o.peer_timeout_s = 120;  // a failure sooner is the port's event, not the silence timeout
   hw::VerbsRuntime rt(r, 2, o, side);
-  const std::vector<std::byte> hello(100, std::byte{7});
+  const engine::Bytes hello(100, std::byte{7});
   if (r == 0) rt.send(1, 1, engine::Payload::of(hello));
   if (rt.recv(1 - r, 1, 30).bytes != hello) return 2;
   if (r == 1) rt.send(0, 1, engine::Payload::of(hello));

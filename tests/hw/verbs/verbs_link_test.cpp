@@ -446,7 +446,7 @@ TEST(VerbsRuntime, AfterItsQueuePairFailedAPeerIsReachedOverTheSideChannel) {
     }
     const auto posted = sends_posted(api);
     rt.send(peer, 6, engine::Payload::of(std::vector<std::byte>(5000, std::byte(rt.rank()))));
-    const bool crossed = rt.recv(peer, 6, 10).bytes == std::vector<std::byte>(5000, std::byte(peer));
+    const bool crossed = rt.recv(peer, 6, 10).bytes == engine::Bytes(5000, std::byte(peer));
     return fmt::format("{} {} {}", crossed, sends_posted(api) - posted, seen);
   });
   for (int r = 0; r < 2; ++r) {
@@ -461,7 +461,7 @@ TEST(VerbsRuntime, AfterItsQueuePairFailedAPeerIsReachedOverTheSideChannel) {
 TEST(VerbsRuntime, TheSecondaryNetworkIsTheSideChannel) {
   const auto results = over_recorders([](hw::VerbsRuntime& rt, Recorder& api) {
     const bool moved = rt.use_secondary_network();
-    const std::vector<std::byte> message(100000, std::byte{9});
+    const engine::Bytes message(100000, std::byte{9});
     rt.send(1 - rt.rank(), 7, engine::Payload::of(message));
     const bool crossed = rt.recv(1 - rt.rank(), 7, 10).bytes == message;
     return fmt::format("{} {} {}", moved, crossed, sends_posted(api));
