@@ -286,6 +286,7 @@ void TcpRuntime::flush_writes(int peer) {
     if (w < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
       const std::string why = std::string("send: ") + std::strerror(errno);
+      p.hung_up = true;
       read_available(peer);  // what the peer sent before it closed still arrives
       return p.fail(why);
     }
@@ -371,7 +372,7 @@ void TcpRuntime::finish_frame(int peer) {
 }
 
 bool TcpRuntime::held_back(int peer) const {
-  if (!relayed_for_[peer]) return false;
+  if (!relayed_for_[peer] || peers_[peer].hung_up) return false;
   // Not the queue back to `peer`: `peer` fills none of it with what it asks us to
   // forward, and two relays holding each other back would never read again.
   for (int r = 0; r < world_; ++r)
@@ -414,6 +415,7 @@ void TcpRuntime::progress(std::chrono::steady_clock::time_point until, int src, 
     const int n = poll_until(fds, until);
     if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
     for (std::size_t i = 0; n > 0 && i < fds.size(); ++i) {
+      if (fds[i].revents & (POLLHUP | POLLERR)) peers_[owner[i]].hung_up = true;
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_available(owner[i]);
       if (fds[i].revents & POLLOUT) flush_writes(owner[i]);
     }

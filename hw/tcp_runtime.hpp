@@ -97,6 +97,7 @@ class TcpRuntime : public engine::Runtime {
     std::vector<char> staged = std::vector<char>(kStagedBytes);
     std::size_t staged_at = 0, staged_end = 0;  // what is left to parse
     std::uint64_t queued_bytes = 0;             // real payload bytes in `out`
+    bool hung_up = false;  // its connection closed or failed: what is left in it is all that comes
   };
 
   void bootstrap(const TcpOptions& options);
@@ -114,7 +115,9 @@ class TcpRuntime : public engine::Runtime {
   void finish_frame(int peer);
   // Whether `peer`, whose messages this rank forwards, goes unread for now: a
   // queue to another rank is past max_queued_bytes, so `peer`'s own
-  // backpressure holds it and a relay keeps no more than that.
+  // backpressure holds it and a relay keeps no more than that. Never once it
+  // hung up: its socket holds all it will send, and poll reports the hang-up
+  // until it is read.
   bool held_back(int peer) const;
   // A whole frame from `peer`: into the inbox, or on to the rank it is for.
   void deliver(int peer, const TcpFrameHeader& frame, engine::Payload message);

@@ -1,9 +1,12 @@
 // TcpRuntime on the wire: a length from a peer is bounded before anything is
 // allocated, a malformed frame fails only the peer that sent it, frames that
-// arrive together are each delivered whole, and a rank that closes while its
-// peer is still writing loses none of what it sent.
+// arrive together are each delivered whole, a rank that closes while its
+// peer is still writing loses none of what it sent, and a relay notices the
+// crash of a peer it holds back.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -202,6 +205,66 @@ TEST(TcpWire, ARelayKeepsNoMoreThanItsQueueLimitForAPeerThatDoesNotRead) {
   EXPECT_EQ(results[0].output, "answered");
   EXPECT_EQ(results[1].output, "bounded");
   EXPECT_EQ(results[2].output, "all");
+}
+
+// Waits up to `timeout_s` for a byte on `fd`; 0 when none came.
+char await_byte(int fd, double timeout_s) {
+  pollfd p{fd, POLLIN, 0};
+  char byte = 0;
+  if (::poll(&p, 1, static_cast<int>(timeout_s * 1000)) != 1 || ::read(fd, &byte, 1) != 1) return 0;
+  return byte;
+}
+
+// Rank 1 relays rank 0's messages to rank 2, which reads nothing, until it
+// holds rank 0 back. Rank 0 then crashes, and rank 1's next message to it is
+// answered by a reset. Rank 1 notices at once, though it reads nothing else
+// from rank 0 while it holds it back: a receive from rank 0 is a PeerFailure,
+// not a timeout spent polling a dead socket.
+TEST(TcpWire, ARelayNoticesAPeerItHoldsBackCrash) {
+  constexpr std::uint64_t kLimit = 1 << 20, kMessage = 1 << 20;
+  int crashed[2], finished[2];  // rank 0 to rank 1; rank 1 to rank 2
+  ASSERT_EQ(::pipe(crashed), 0);
+  ASSERT_EQ(::pipe(finished), 0);
+  const auto results = testsupport::run_tcp_cluster(
+      3,
+      [&](engine::Runtime& rt) -> std::string {
+        if (rt.rank() == 0) {
+          if (!rt.route_via(2, 1)) return "no detour";
+          // Once what it sends stays queued, the relay has stopped reading it.
+          for (int i = 0; i < 200; ++i) {
+            rt.send(2, kTag, pattern(kMessage));
+            rt.sleep_for(0.05);
+            if (dynamic_cast<hw::TcpRuntime&>(rt).queued_bytes(1) > 0) {
+              if (::write(crashed[1], "c", 1) != 1) return "pipe";
+              ::_exit(0);  // the kernel closes its sockets, as in a crash
+            }
+          }
+          if (::write(crashed[1], "n", 1) != 1) return "pipe";
+          return "never held back";
+        }
+        if (rt.rank() == 2) return await_byte(finished[0], 120) ? "quiet" : "never told";
+        char byte = 0;
+        for (int i = 0; i < 2400 && !(byte = await_byte(crashed[0], 0)); ++i) rt.sleep_for(0.05);  // relaying
+        std::string seen = byte == 'c' ? "" : "rank 0 was never held back";
+        if (byte == 'c') {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));  // rank 0's process is gone
+          rt.send(0, kChatter, pattern(1));
+          try {
+            rt.recv(0, kChatter, 5);
+            seen = "a message from a crashed rank";
+          } catch (const engine::PeerFailure&) {
+            seen = "noticed";
+          } catch (const engine::Timeout&) {
+            seen = "timed out";
+          }
+        }
+        if (::write(finished[1], "f", 1) != 1) return "pipe";
+        return seen;
+      },
+      [](int, hw::TcpOptions& o) { o.max_queued_bytes = kLimit; });
+  for (int fd : {crashed[0], crashed[1], finished[0], finished[1]}) ::close(fd);
+  EXPECT_EQ(results[1].output, "noticed");
+  EXPECT_EQ(results[2].output, "quiet");
 }
 
 // Rank 1 sends a burst of messages of every kind while rank 0 sleeps, so that
