@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
 
 #include "engine/compute/cpu_backend.hpp"
@@ -21,6 +22,9 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
   for (Wire& w : platform.wires) w.card.per_message_overhead_s += profile.per_message_overhead_s;
   if (platform.secondary) platform.secondary->per_message_overhead_s += profile.per_message_overhead_s;
   Simulation simulation(std::move(platform), s.level);
+  double quiet_until = s.deadline_s;
+  for (const engine::FaultSpec& f : s.faults) quiet_until = std::min(quiet_until, f.at_s);
+  simulation.set_quiet_until(quiet_until);
   engine::RunResult result;
   result.nodes.resize(s.nodes.size());
   engine::EngineSetup setup{s, catalog, plan, profile, std::move(requests), progress, {}};

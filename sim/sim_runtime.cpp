@@ -34,8 +34,8 @@ std::string mailbox_name(int src, int dst, int channel) {
 }
 
 SimRuntime::SimRuntime(int rank, const PlatformSpec& platform, const std::vector<double>& speed, int channel,
-                       FlowBoard* flows)
-    : rank_(rank), channel_(channel), platform_(platform), speed_(speed), flows_(flows) {
+                       FlowBoard* flows, double quiet_until_s)
+    : rank_(rank), channel_(channel), platform_(platform), speed_(speed), quiet_until_s_(quiet_until_s), flows_(flows) {
   for (int p = 0; p < world(); ++p) {
     Peer peer;
     peer.wire = platform.wire_between(rank, p);
@@ -68,22 +68,35 @@ SimRuntime::~SimRuntime() {
   }
 }
 
-double SimRuntime::now() const { return sg4::Engine::get_clock(); }
+double SimRuntime::now() const { return sg4::Engine::get_clock() + deferred_s_; }
 
 void SimRuntime::wait_while_hung() const { hold_while_hung(speed_, rank_); }
 
 void SimRuntime::sleep_for(double seconds) {
+  seconds += std::exchange(deferred_s_, 0.0);
   if (seconds > 0) sg4::this_actor::sleep_for(seconds);
   wait_while_hung();
 }
 
 void SimRuntime::compute(double seconds) {
   wait_while_hung();
-  sleep_for(seconds / speed_[rank_]);
+  if (!defer(seconds / speed_[rank_])) sleep_for(seconds / speed_[rank_]);
+}
+
+// Strictly before the quiet ends: at that moment a fault or the deadline acts.
+bool SimRuntime::defer(double seconds) {
+  if (seconds <= 0 || now() + seconds >= quiet_until_s_) return false;
+  deferred_s_ += seconds;
+  return true;
+}
+
+void SimRuntime::settle() {
+  if (deferred_s_ > 0) sg4::this_actor::sleep_for(std::exchange(deferred_s_, 0.0));
 }
 
 bool SimRuntime::use_secondary_network() {
   if (!platform_.secondary) return false;
+  settle();
   sg4::this_actor::set_host(sg4::Host::by_name(secondary_host(platform_.hosts[rank_])));
   on_secondary_ = true;
   for (Peer& peer : peers_) peer.route = nullptr;
@@ -91,6 +104,7 @@ bool SimRuntime::use_secondary_network() {
 }
 
 bool SimRuntime::route_via(int dst, int relay) {
+  settle();
   const auto first = platform_.wire_between(rank_, relay), second = platform_.wire_between(relay, dst);
   if (on_secondary_ || relay == rank_ || relay == dst || !first || !second) return false;
   Peer& peer = peers_.at(dst);
@@ -141,6 +155,7 @@ bool SimRuntime::route_via(int dst, int relay) {
 }
 
 void SimRuntime::send(int dst, int tag, engine::Payload payload) {
+  settle();
   wait_while_hung();
   const Peer& peer = peers_.at(dst);
   if (!on_secondary_ && !peer.wire) throw engine::PeerFailure(dst, "no cable from " + platform_.hosts[rank_]);
@@ -158,6 +173,7 @@ void SimRuntime::send(int dst, int tag, engine::Payload payload) {
 }
 
 engine::Payload SimRuntime::recv(int src, int tag, double timeout_s) {
+  settle();
   wait_while_hung();
   if (auto waiting = inbox_.take(src, tag)) return std::move(*waiting);
   const double deadline = now() + timeout_s;
@@ -251,6 +267,7 @@ int SimRuntime::lost_sender(const FlowBoard::Collective& c) const {
 }
 
 double SimRuntime::run_flows(const engine::Flows& flows, double timeout_s) {
+  settle();
   wait_while_hung();
   const double deadline = now() + timeout_s;
   if (!flow_in_progress_ || flow_in_progress_->first != flows.tag) {
@@ -284,7 +301,7 @@ double SimRuntime::run_flows(const engine::Flows& flows, double timeout_s) {
       c.timing.blocked_on[rank_] = lost;
     }
     if (done > deadline) give_up(c.timing.blocked_on[rank_] >= 0 ? c.timing.blocked_on[rank_] : waits_on(flows));
-    sleep_for(done - now());
+    if (!defer(done - now())) sleep_for(done - now());
   }
   double last_arrival = 0;
   for (int m : c.members) last_arrival = std::max(last_arrival, c.parts[m].arrived_s);

@@ -25,8 +25,9 @@ class SimRuntime : public engine::Runtime {
   // `channel`: a node's actors each talk on their own channel (0: the engine,
   // 1: its heartbeats), with mailboxes of their own. `flows`: the board of
   // the flow level, shared by every node's engine; nullptr: the message level.
+  // `quiet_until_s`: Simulation::set_quiet_until's.
   SimRuntime(int rank, const PlatformSpec& platform, const std::vector<double>& speed, int channel = 0,
-             FlowBoard* flows = nullptr);
+             FlowBoard* flows = nullptr, double quiet_until_s = 0);
   ~SimRuntime() override;
 
   int rank() const override { return rank_; }
@@ -43,6 +44,8 @@ class SimRuntime : public engine::Runtime {
   bool times_flows() const override { return flows_ != nullptr; }
   double run_flows(const engine::Flows& flows, double timeout_s) override;
   void drop_waiting(const std::function<bool(int tag)>& stale) override;
+  // Sleeps off the time deferred so far. REQUIRES: called from this rank's actor.
+  void settle();
 
  private:
   // Per peer, looked up once: the send path runs millions of times per run.
@@ -63,6 +66,11 @@ class SimRuntime : public engine::Runtime {
     const Route* onward_route = nullptr;
   };
 
+  // Time that passes for this engine without a SimGrid activity of its own
+  // (now() counts it): while nothing can change the platform, the end of a
+  // collective and the compute after it are slept off at once, by the next
+  // call that meets SimGrid. False: sleep `seconds` now.
+  bool defer(double seconds);
   // A hung node's processes make no progress until it answers again.
   void wait_while_hung() const;
   // Writes this node's part of a collective, its messages resolved to routes as now.
@@ -75,6 +83,8 @@ class SimRuntime : public engine::Runtime {
   const PlatformSpec& platform_;
   const std::vector<double>& speed_;
   bool on_secondary_ = false;
+  double quiet_until_s_;
+  double deferred_s_ = 0;
   std::vector<Peer> peers_;
   FlowBoard* flows_;
   std::map<int, long> flows_begun_;                                 // by tag: collectives started on it

@@ -109,7 +109,7 @@ void Simulation::spawn_all(const NodeMain& main, const NodeMain& companion) {
         double& end;
         ~NoteEnd() { end = std::max(end, sg4::Engine::get_clock()); }
       } note_end{end_s_};
-      SimRuntime rt(r, platform_, speed_, 0, flows_.get());
+      SimRuntime rt(r, platform_, speed_, 0, flows_.get(), flows_ ? quiet_until_s_ : 0);
       try {
         main(rt);
       } catch (const simgrid::ForcefulKillException&) {
@@ -117,6 +117,7 @@ void Simulation::spawn_all(const NodeMain& main, const NodeMain& companion) {
       } catch (const std::exception& e) {
         errors_[r] = e.what();
       }
+      rt.settle();
     }));
     if (companion) {
       actors[1].push_back(sg4::Actor::create(platform_.hosts[r] + "-companion", host, [this, r, companion] {

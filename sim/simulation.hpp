@@ -38,6 +38,11 @@ class Simulation {
   // Per-rank compute speed factors that SimRuntime::compute divides by; 0
   // while the node is hung (its processes frozen, its links still up).
   std::vector<double>& speed() { return speed_; }
+  // Nothing changes the platform before `t`: no fault comes sooner and the
+  // deadline is no earlier. Until then an engine at the flow level sleeps off
+  // the end of a collective together with its next compute, one SimGrid
+  // activity instead of two (SimRuntime's deferred time). Default: never.
+  void set_quiet_until(double t) { quiet_until_s_ = t; }
   // A host outside the mesh for actors that model the world (fault injection).
   static constexpr const char* kControlHost = "control";
   // An exception that escaped a node's main, by rank (empty: none).
@@ -50,6 +55,7 @@ class Simulation {
   std::vector<double> speed_;
   std::unique_ptr<FlowBoard> flows_;  // the flow level's; none at the message level
   double end_s_ = 0;
+  double quiet_until_s_ = 0;
 };
 
 // At `deadline_s`, if nodes still run, ends every actor and notes it: a run
