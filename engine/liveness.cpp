@@ -69,7 +69,8 @@ void Liveness::set_waiting_since(double since) {
 
 double Liveness::waited(double now) const {
   std::lock_guard lock(mu_);
-  return waiting_since_ < 0 ? -1 : now - waiting_since_;
+  // Begun after `now`: the engine's clock is ahead of the heartbeats' (the simulator's deferred time).
+  return waiting_since_ < 0 ? -1 : std::max(0.0, now - waiting_since_);
 }
 
 bool Liveness::stalled(const std::vector<int>& members, int self, int epoch, double now) const {

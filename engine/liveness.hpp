@@ -45,7 +45,8 @@ class Liveness {
   std::vector<float> ages(double now) const;
   // This node's engine waits in a receive since `since` (negative: it does not).
   void set_waiting_since(double since);
-  // How long this node's engine has waited in its receive (negative: it does not wait).
+  // How long this node's engine has waited in its receive (negative: it does
+  // not wait; 0: its wait began at or after `now`).
   double waited(double now) const;
   // Every one of `members` (this node `self` too) has waited in a receive of
   // `epoch` for longer than the timeout, or is still in an older epoch (its

@@ -101,6 +101,16 @@ TEST(Liveness, AMemberStillComputingOrWaitingBrieflyIsNoStall) {
   EXPECT_FALSE(stalled_with({0.3, 0.4, 0.5}, -1)) << "node 0 does not wait";
 }
 
+// At the flow level an engine may be ahead of its heartbeats in simulated
+// time: a wait it began after their `now` is a wait, of no time yet.
+TEST(Liveness, AWaitThatBeganAfterNowHasWaitedNoTime) {
+  Liveness m(2, kBeat, kTimeout);
+  EXPECT_LT(m.waited(1.0), 0) << "not waiting";
+  m.set_waiting_since(1.0);
+  EXPECT_EQ(m.waited(0.9), 0.0);
+  EXPECT_DOUBLE_EQ(m.waited(1.25), 0.25);
+}
+
 // The coordinator's decision of the new epoch was lost on its way: the others
 // still wait for it in the old one, and a rerun sends a decision again.
 TEST(Liveness, MembersStillInTheOldEpochAreAStall) {
