@@ -73,21 +73,22 @@ double SimRuntime::now() const { return sg4::Engine::get_clock() + deferred_s_; 
 void SimRuntime::wait_while_hung() const { hold_while_hung(speed_, rank_); }
 
 void SimRuntime::sleep_for(double seconds) {
-  seconds += std::exchange(deferred_s_, 0.0);
-  if (seconds > 0) sg4::this_actor::sleep_for(seconds);
+  if (seconds > 0) deferred_s_ += seconds;
+  settle();
   wait_while_hung();
 }
 
 void SimRuntime::compute(double seconds) {
   wait_while_hung();
-  if (!defer(seconds / speed_[rank_])) sleep_for(seconds / speed_[rank_]);
+  pass(seconds / speed_[rank_]);
 }
 
-// Strictly before the quiet ends: at that moment a fault or the deadline acts.
-bool SimRuntime::defer(double seconds) {
-  if (seconds <= 0 || now() + seconds >= quiet_until_s_) return false;
-  deferred_s_ += seconds;
-  return true;
+// Deferred only strictly before the quiet ends: at that moment a fault or the deadline acts.
+void SimRuntime::pass(double seconds) {
+  if (seconds > 0 && now() + seconds < quiet_until_s_)
+    deferred_s_ += seconds;
+  else
+    sleep_for(seconds);
 }
 
 void SimRuntime::settle() {
@@ -301,7 +302,7 @@ double SimRuntime::run_flows(const engine::Flows& flows, double timeout_s) {
       c.timing.blocked_on[rank_] = lost;
     }
     if (done > deadline) give_up(c.timing.blocked_on[rank_] >= 0 ? c.timing.blocked_on[rank_] : waits_on(flows));
-    if (!defer(done - now())) sleep_for(done - now());
+    pass(done - now());
   }
   double last_arrival = 0;
   for (int m : c.members) last_arrival = std::max(last_arrival, c.parts[m].arrived_s);

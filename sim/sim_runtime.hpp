@@ -66,11 +66,11 @@ class SimRuntime : public engine::Runtime {
     const Route* onward_route = nullptr;
   };
 
-  // Time that passes for this engine without a SimGrid activity of its own
-  // (now() counts it): while nothing can change the platform, the end of a
-  // collective and the compute after it are slept off at once, by the next
-  // call that meets SimGrid. False: sleep `seconds` now.
-  bool defer(double seconds);
+  // Lets `seconds` pass for this engine. While nothing can change the
+  // platform, without a SimGrid activity of its own (now() counts it): the end
+  // of a collective and the compute after it are slept off at once, by the
+  // next call that meets SimGrid. Otherwise it sleeps them now.
+  void pass(double seconds);
   // A hung node's processes make no progress until it answers again.
   void wait_while_hung() const;
   // Writes this node's part of a collective, its messages resolved to routes as now.
