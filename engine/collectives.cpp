@@ -96,6 +96,20 @@ void CollectiveBuffer::assign_sum(std::uint64_t begin, std::uint64_t count, std:
   }
 }
 
+void CollectiveBuffer::add_own_to(std::uint64_t begin, std::uint64_t count, Payload& p) const {
+  if (!is_real()) return;
+  check_size(p, count * element_bytes_);
+  float* sum = reinterpret_cast<float*>(p.bytes.data());
+  const float* own = data_.data() + begin;
+  for (std::uint64_t i = 0; i < count; ++i) sum[i] += own[i];
+}
+
+Payload CollectiveBuffer::pass_on(Payload received, std::uint64_t begin, std::uint64_t count) const {
+  if (!is_real()) return pack(begin, count);
+  received.sent_s = -1;  // sent anew
+  return received;
+}
+
 std::string_view name(AllReduceAlgorithm a) {
   switch (a) {
     case AllReduceAlgorithm::kRing:
@@ -124,24 +138,31 @@ void reduce_in_rank_order(const CollectiveContext& c, CollectiveBuffer& buf, Blo
   buf.assign_sum(blk.begin, blk.count, parts);
 }
 
+// A block travels the ring in one message: each rank adds its own values to
+// the message that brought the block, or copies the block out of it, and sends
+// that message on. The block is copied out of the buffer once, not per step.
 void ring_all_reduce(const CollectiveContext& c, CollectiveBuffer& buf) {
   const int n = c.rt.world(), r = c.rt.rank();
   const int right = (r + 1) % n, left = (r - 1 + n) % n;
+  const auto block = [&](int b) { return block_of(buf.elements(), n, (b % n + n) % n); };
+  const Block own = block(r);
+  Payload carried = buf.pack(own.begin, own.count);
   // Reduce-scatter: after n-1 steps rank r holds the full sum of block (r+1)%n.
   for (int s = 0; s < n - 1; ++s) {
-    const Block out = block_of(buf.elements(), n, (r - s + n) % n);
-    const Block in = block_of(buf.elements(), n, (r - s - 1 + n) % n);
-    c.rt.send(right, c.tag, buf.pack(out.begin, out.count));
-    const Payload incoming = c.rt.recv(left, c.tag, c.timeout_s);
-    const Payload* parts[] = {&incoming, nullptr};
-    buf.assign_sum(in.begin, in.count, parts);
+    c.rt.send(right, c.tag, std::move(carried));
+    const Block in = block(r - s - 1);
+    Payload incoming = c.rt.recv(left, c.tag, c.timeout_s);
+    buf.add_own_to(in.begin, in.count, incoming);
+    carried = buf.pass_on(std::move(incoming), in.begin, in.count);
   }
+  buf.assign(block(r + 1).begin, carried);
   // All-gather the reduced blocks around the ring.
   for (int s = 0; s < n - 1; ++s) {
-    const Block out = block_of(buf.elements(), n, (r + 1 - s + n) % n);
-    const Block in = block_of(buf.elements(), n, (r - s + n) % n);
-    c.rt.send(right, c.tag, buf.pack(out.begin, out.count));
-    buf.assign(in.begin, c.rt.recv(left, c.tag, c.timeout_s));
+    c.rt.send(right, c.tag, std::move(carried));
+    const Block in = block(r - s);
+    Payload incoming = c.rt.recv(left, c.tag, c.timeout_s);
+    buf.assign(in.begin, incoming);
+    carried = buf.pass_on(std::move(incoming), in.begin, in.count);
   }
 }
 

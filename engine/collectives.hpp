@@ -30,6 +30,13 @@ class CollectiveBuffer {
   // A null part stands for this buffer's own values there, unpacked.
   // REQUIRES: no other part views this buffer's memory (pack() copies).
   void assign_sum(std::uint64_t begin, std::uint64_t count, std::span<const Payload* const> parts);
+  // Adds this buffer's values at [begin, begin+count) to `p`'s in place: `p`
+  // then holds what assign_sum({&p, null}) would write here, bit for bit.
+  void add_own_to(std::uint64_t begin, std::uint64_t count, Payload& p) const;
+  // The message to send [begin, begin+count) in, given `received`, which holds
+  // those elements: `received` itself when the buffer is real (no copy), else a
+  // size-only one (the flow level's recorder receives nothing).
+  Payload pass_on(Payload received, std::uint64_t begin, std::uint64_t count) const;
 
  private:
   CollectiveBuffer(std::span<float> d, std::uint64_t n, int eb) : data_(d), elements_(n), element_bytes_(eb) {}

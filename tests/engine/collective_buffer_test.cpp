@@ -3,6 +3,7 @@
 // rank and every runtime gets the same bits.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <span>
 #include <stdexcept>
 #include <vector>
@@ -34,6 +35,43 @@ TEST(AssignSum, AddsThePartsInTheGivenOrderWithTheOwnValuesWhereTheNullPartStand
   const engine::Payload* own_last[] = {&a, &c, nullptr};
   buf2.assign_sum(0, kCount, own_last);
   for (std::uint64_t i = 0; i < kCount; ++i) ASSERT_EQ(again[i], 0.0f) << i;
+}
+
+// The ring sums into the message it sends on: the same bits as summing into the buffer.
+TEST(AddOwnTo, GivesTheBitsAssignSumWouldWriteWithTheMessageFirst) {
+  const std::vector<float> incoming{1e8f, 1.0f, -3.5f, 0.1f};
+  std::vector<float> own{-1e8f, 1e8f, 2.25f, 0.2f}, summed = own;
+  auto into_buffer = engine::CollectiveBuffer::real(summed);
+  const engine::Payload part = floats(incoming);
+  const engine::Payload* parts[] = {&part, nullptr};
+  into_buffer.assign_sum(0, 4, parts);
+
+  auto buf = engine::CollectiveBuffer::real(own);
+  engine::Payload message = floats(incoming);
+  buf.add_own_to(0, 4, message);
+  EXPECT_EQ(0, std::memcmp(message.bytes.data(), summed.data(), 4 * sizeof(float)));
+  EXPECT_EQ(own[0], -1e8f);  // the buffer is only read
+
+  engine::Payload wrong_size = floats(std::vector<float>(3, 1.0f));
+  EXPECT_THROW(buf.add_own_to(0, 4, wrong_size), std::runtime_error);
+}
+
+TEST(PassOn, SendsTheReceivedBytesOfARealBufferAndASizeOnlyMessageOtherwise) {
+  std::vector<float> own(4, 0.0f);
+  auto buf = engine::CollectiveBuffer::real(own);
+  engine::Payload received = floats({1, 2, 3, 4});
+  received.sent_s = 7;
+  const std::byte* bytes = received.bytes.data();
+  const engine::Payload out = buf.pass_on(std::move(received), 0, 4);
+  EXPECT_EQ(out.bytes.data(), bytes);
+  EXPECT_EQ(out.size, 16u);
+  EXPECT_EQ(out.sent_s, -1);
+
+  const auto sized = engine::CollectiveBuffer::sized(8, 2);
+  const engine::Payload nothing_received{};
+  const engine::Payload message = sized.pass_on(nothing_received, 2, 3);
+  EXPECT_EQ(message.size, 6u);
+  EXPECT_TRUE(message.bytes.empty());
 }
 
 TEST(AssignSum, ThePartsMustHoldTheRangesElements) {
