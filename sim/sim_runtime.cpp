@@ -1,5 +1,6 @@
 #include "sim/sim_runtime.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <simgrid/Exception.hpp>
@@ -267,10 +268,12 @@ int SimRuntime::lost_sender(const FlowBoard::Collective& c) const {
   return -1;
 }
 
+// Not settled first: the board times a collective from the members' arrival
+// times, so a member posts its part at its own time, deferred time and all,
+// and SimGrid's clock need not reach it.
 double SimRuntime::run_flows(const engine::Flows& flows, double timeout_s) {
-  settle();
   wait_while_hung();
-  const double deadline = now() + timeout_s;
+  const double arrived = now(), deadline = arrived + timeout_s;
   if (!flow_in_progress_ || flow_in_progress_->first != flows.tag) {
     if (flow_in_progress_) flows_->leave(*flow_in_progress_);
     flow_in_progress_ = FlowBoard::Key{flows.tag, flows_begun_[flows.tag]++};
@@ -289,10 +292,15 @@ double SimRuntime::run_flows(const engine::Flows& flows, double timeout_s) {
     sleep_for(deadline - now());
     throw engine::Timeout(peer, flows.tag, timeout_s);
   };
-  while (!c.timed)
-    if (!flows_->wait(rank_, deadline) && !c.timed)
+  while (!c.timed) {
+    const bool woken = flows_->wait(rank_, deadline);
+    // Waiting for the others' parts takes none of this engine's time: it is
+    // still where it arrived, unless SimGrid's clock has passed that.
+    deferred_s_ = std::max(0.0, arrived - sg4::Engine::get_clock());
+    if (!woken && !c.timed)
       for (int m : c.members)
         if (c.parts[m].arrived_s < 0) throw engine::Timeout(m, flows.tag, timeout_s);
+  }
   for (;;) {
     double& done = c.timing.done_s[rank_];
     if (done <= now()) {

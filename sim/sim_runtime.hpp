@@ -68,8 +68,9 @@ class SimRuntime : public engine::Runtime {
 
   // Lets `seconds` pass for this engine. While nothing can change the
   // platform, without a SimGrid activity of its own (now() counts it): the end
-  // of a collective and the compute after it are slept off at once, by the
-  // next call that meets SimGrid. Otherwise it sleeps them now.
+  // of a collective, the compute after it and the collectives after that
+  // (timed from the members' own times) are slept off at once, by the next
+  // message, sleep or change of route. Otherwise it sleeps them now.
   void pass(double seconds);
   // A hung node's processes make no progress until it answers again.
   void wait_while_hung() const;

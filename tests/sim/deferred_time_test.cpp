@@ -16,8 +16,10 @@
 namespace {
 
 // Each rank computes a different time, then all-reduces, `rounds` times;
-// returns every rank's clock after each round, and the run's end.
-std::vector<double> round_ends(double quiet_until_s, double deadline_s, int rounds) {
+// returns every rank's clock after each round, and the run's end. With
+// `rank0_sleeps`, rank 0 sleeps instead of computing: SimGrid's clock then
+// moves on while the others, their compute deferred, wait for it.
+std::vector<double> round_ends(double quiet_until_s, double deadline_s, int rounds, bool rank0_sleeps = false) {
   const auto result = sim::run_isolated([&] {
     engine::LinkCard card;
     card.name = "ideal";
@@ -29,7 +31,11 @@ std::vector<double> round_ends(double quiet_until_s, double deadline_s, int roun
     std::vector<std::vector<double>> ends(3);
     simulation.spawn_all([&](engine::Runtime& rt) {
       for (int i = 0; i < rounds; ++i) {
-        rt.compute(0.01 * (1 + rt.rank()) + 1e-3 * i);
+        const double work = 0.01 * (1 + rt.rank()) + 1e-3 * i;
+        if (rank0_sleeps && rt.rank() == 0)
+          rt.sleep_for(work + 0.02);  // the last to arrive
+        else
+          rt.compute(work);
         auto buf = engine::CollectiveBuffer::sized(1 << 25, 2);  // 64 MiB: about 13 ms
         engine::all_reduce({rt, 1, 10.0}, buf, engine::AllReduceAlgorithm::kRing);
         ends[rt.rank()].push_back(rt.now());
@@ -66,6 +72,13 @@ TEST(DeferredTime, TheSameRoundsEndAtTheSameTimes) {
   ASSERT_EQ(slept.size(), 3u * 20 + 1);
   EXPECT_GT(slept.back(), slept[20 - 1] + 0.5 - 1e-9);  // the last compute counts
   expect_same_times(round_ends(100, 100, 20), slept);
+}
+
+// The others wait for rank 0 while the clock catches up with it: that wait
+// is not added to the time they had deferred.
+TEST(DeferredTime, WaitingForAMemberThatSleptAddsNothing) {
+  const auto slept = round_ends(0, 100, 20, true);
+  expect_same_times(round_ends(100, 100, 20, true), slept);
 }
 
 // The deadline ends the run inside a collective: an engine that defers stops
