@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <stdexcept>
 #include <vector>
 
@@ -26,7 +27,8 @@ class FlowRecorder : public Runtime {
  public:
   FlowRecorder(const Runtime& rt, int tag) : rank_(rt.rank()), world_(rt.world()) {
     flows_.tag = tag;
-    for (int r = 0; r < world_; ++r) flows_.members.push_back(r);
+    flows_.members.resize(world_);
+    std::iota(flows_.members.begin(), flows_.members.end(), 0);
   }
   const Flows& flows() const { return flows_; }
 
@@ -36,16 +38,24 @@ class FlowRecorder : public Runtime {
   void sleep_for(double) override {}
   // A send after a receive begins the next phase.
   void send(int dst, int, Payload payload) override {
-    if (flows_.phases.empty() || !flows_.phases.back().receives.empty()) flows_.phases.emplace_back();
+    if (flows_.phases.empty() || !flows_.phases.back().receives.empty()) begin_phase();
     flows_.phases.back().sends.emplace_back(dst, payload.size);
   }
   Payload recv(int src, int, double) override {
-    if (flows_.phases.empty()) flows_.phases.emplace_back();
+    if (flows_.phases.empty()) begin_phase();
     flows_.phases.back().receives.push_back(src);
     return {};
   }
 
  private:
+  // A phase sends to and receives from each peer at most once in every
+  // algorithm here: room for that, allocated once per phase.
+  void begin_phase() {
+    FlowPhase& phase = flows_.phases.emplace_back();
+    phase.sends.reserve(world_ - 1);
+    phase.receives.reserve(world_ - 1);
+  }
+
   int rank_, world_;
   Flows flows_;
 };
@@ -134,6 +144,7 @@ namespace {
 void reduce_in_rank_order(const CollectiveContext& c, CollectiveBuffer& buf, Block blk,
                           const std::vector<Payload>& from_rank) {
   std::vector<const Payload*> parts;
+  parts.reserve(c.rt.world());
   for (int k = 0; k < c.rt.world(); ++k) parts.push_back(k == c.rt.rank() ? nullptr : &from_rank[k]);
   buf.assign_sum(blk.begin, blk.count, parts);
 }

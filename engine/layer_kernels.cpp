@@ -32,11 +32,20 @@ Kernel attention(const ModelCard& m, const Shard& shard, const StepShape& s, dou
           0};
 }
 
+// Room for the most kernels a block launches (MoE with shared experts: 13),
+// so that building a block's list allocates once: it is built per layer and step.
+std::vector<Kernel> block_starting_with(const Kernel& first) {
+  std::vector<Kernel> k;
+  k.reserve(16);
+  k.push_back(first);
+  return k;
+}
+
 }  // namespace
 
 std::vector<Kernel> attention_kernels(const ModelCard& m, const Shard& shard, const StepShape& s) {
   const double h = m.hidden, t = s.tokens, q_heads = shard.heads;
-  std::vector<Kernel> k = {elementwise("attention norm", 2 * t * h, h)};
+  std::vector<Kernel> k = block_starting_with(elementwise("attention norm", 2 * t * h, h));
   if (!m.mla) {
     const double d = m.head_dim, kv_heads = shard.kv_heads;
     k.push_back(matmul("q projection", h, q_heads * d, s.tokens));
@@ -66,7 +75,7 @@ std::vector<Kernel> attention_kernels(const ModelCard& m, const Shard& shard, co
 
 std::vector<Kernel> ffn_kernels(const ModelCard& m, int layer, const Shard& shard, const StepShape& s) {
   const double h = m.hidden, t = s.tokens, f = shard.ffn_fraction;
-  std::vector<Kernel> k = {elementwise("ffn norm", 2 * t * h, h)};
+  std::vector<Kernel> k = block_starting_with(elementwise("ffn norm", 2 * t * h, h));
   if (!m.is_moe_layer(layer)) {
     const double ffn = m.ffn * f;
     k.push_back(matmul("gate projection", h, ffn, s.tokens));
