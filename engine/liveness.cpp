@@ -62,20 +62,18 @@ std::vector<float> Liveness::ages(double now) const {
   return out;
 }
 
-void Liveness::set_waiting_since(double since) {
-  std::lock_guard lock(mu_);
-  waiting_since_ = since;
-}
+void Liveness::set_waiting_since(double since) { waiting_since_ = since; }
 
 double Liveness::waited(double now) const {
-  std::lock_guard lock(mu_);
+  const double since = waiting_since_;
   // Begun after `now`: the engine's clock is ahead of the heartbeats' (the simulator's deferred time).
-  return waiting_since_ < 0 ? -1 : std::max(0.0, now - waiting_since_);
+  return since < 0 ? -1 : std::max(0.0, now - since);
 }
 
 bool Liveness::stalled(const std::vector<int>& members, int self, int epoch, double now) const {
+  const double since = waiting_since_;
+  if (since < 0 || now - since <= timeout_s_) return false;
   std::lock_guard lock(mu_);
-  if (waiting_since_ < 0 || now - waiting_since_ <= timeout_s_) return false;
   // A member still in an older epoch waits too: for the decision, which was lost.
   return std::all_of(members.begin(), members.end(), [&](int p) {
     return p == self || (!suspected_locked(p, now) &&

@@ -86,7 +86,6 @@ class Liveness {
   std::vector<int> epoch_of_;                  // per peer: the epoch of its last heartbeat
   std::vector<double> waited_;                 // per peer: its wait in a receive by that heartbeat, or -1
   std::vector<std::string> refused_;           // per peer: why it was refused, or empty
-  double waiting_since_ = -1;
   double last_beat_ = 0, listening_since_ = 0;
   const double heartbeat_s_, timeout_s_;
   std::atomic<int> epoch_ = 0;
@@ -94,6 +93,9 @@ class Liveness {
   std::atomic<bool> on_secondary_ = false;
   std::atomic<bool> left_ = false;
   std::atomic<bool> any_refused_ = false;
+  // Set around every receive of the engine's, so without the lock: locking
+  // took more of a message-level run than the rest of EpochRuntime::recv.
+  std::atomic<double> waiting_since_ = -1;
 };
 
 // A heartbeat: the sender's epoch, how long its engine has waited in a
