@@ -39,9 +39,10 @@ class Simulation {
   // while the node is hung (its processes frozen, its links still up).
   std::vector<double>& speed() { return speed_; }
   // Nothing changes the platform before `t`: no fault comes sooner and the
-  // deadline is no earlier. Until then an engine at the flow level sleeps off
-  // the end of a collective together with its next compute, one SimGrid
-  // activity instead of two (SimRuntime's deferred time). Default: never.
+  // deadline is no earlier. Until then an engine at the flow level counts its
+  // collectives and compute on its own clock and posts its next collective at
+  // that time; SimGrid's clock catches up at its next message or sleep
+  // (SimRuntime's deferred time). Default: never.
   void set_quiet_until(double t) { quiet_until_s_ = t; }
   // A host outside the mesh for actors that model the world (fault injection).
   static constexpr const char* kControlHost = "control";
