@@ -65,6 +65,7 @@ struct CpuBackend::Expert {
 struct CpuBackend::Layer {
   std::vector<float> input_norm, post_norm, q_norm, k_norm;
   std::vector<float> q, k, v, o;  // q/k/v: rows of the heads held; o: their columns
+  bool sparse = false;            // MoE (ModelConfig::sparse_layer), else dense
   Expert dense;                   // dense layers
   std::vector<float> router;      // MoE: [experts x hidden], every expert
   std::vector<Expert> experts;    // MoE: the experts held
@@ -75,7 +76,10 @@ CpuBackend::CpuBackend(const std::string& dir, const Plan& plan, int rank, std::
     : config_(load_model_config(dir)),
       slices_(shard_slices(config_, plan, rank)),
       rank_(rank),
-      timing_(std::move(timing)) {
+      expert_(plan.strategy == Strategy::kExpert),
+      timing_(std::move(timing)),
+      inv_freq_(rope_inv_freq(config_.rope, config_.head_dim)),
+      attention_factor_(rope_attention_factor(config_.rope)) {
   if (!kv || !(kv->slices == slices_)) kv = std::make_shared<ShardKv>(ShardKv{slices_, {}});
   kv_ = kv;
   cpu::use_one_blas_thread();
@@ -107,7 +111,8 @@ CpuBackend::CpuBackend(const std::string& dir, const Plan& plan, int rank, std::
       w.q_norm = f.read(layer_name(l, "self_attn.q_norm.weight"), head_norm);
       w.k_norm = f.read(layer_name(l, "self_attn.k_norm.weight"), head_norm);
     }
-    if (c.moe()) {
+    w.sparse = c.sparse_layer(l);
+    if (w.sparse) {
       w.router = f.read(layer_name(l, "mlp.gate.weight"), {c.num_experts, h});
       for (int e = slices_.experts.begin; e < slices_.experts.end; ++e)
         w.experts.push_back(swiglu_part(layer_name(l, "mlp.experts." + std::to_string(e) + "."),
@@ -158,7 +163,7 @@ double CpuBackend::run(OpKind op, int layer, const StepShape& shape, bool partia
       attention(layers_.at(layer - slices_.layers.begin), layer, residual);
       break;
     case OpKind::kFfn:
-      ffn(layers_.at(layer - slices_.layers.begin), residual);
+      ffn(layers_.at(layer - slices_.layers.begin), residual, partial);
       break;
     case OpKind::kLmHead:
       lm_head();
@@ -174,7 +179,7 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
   const int nq = slices_.heads.size(), nkv = slices_.kv_heads.size();
   const int group = c.num_attention_heads / c.num_key_value_heads;
   std::vector<float> x(hidden_.size()), q(static_cast<std::size_t>(t) * nq * d),
-      k(static_cast<std::size_t>(t) * nkv * d), v(k.size()), out(q.size());
+      k(static_cast<std::size_t>(t) * nkv * d), v(k.size()), out(q.size()), cos(d / 2), sin(d / 2);
   cpu::rms_norm(hidden_, t, h, w.input_norm, c.rms_norm_eps, x);
   cpu::linear(x, t, h, w.q, nq * d, q);
   cpu::linear(x, t, h, w.k, nkv * d, k);
@@ -197,10 +202,9 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
       const int position = slot.context_before + i;
       float* qi = q.data() + static_cast<std::size_t>(row + i) * nq * d;
       float* ki = k.data() + static_cast<std::size_t>(row + i) * nkv * d;
-      for (int head = 0; head < nq; ++head)
-        cpu::rope({qi + head * d, static_cast<std::size_t>(d)}, position, c.rope_theta);
-      for (int head = 0; head < nkv; ++head)
-        cpu::rope({ki + head * d, static_cast<std::size_t>(d)}, position, c.rope_theta);
+      cpu::rope_angles(position, inv_freq_, attention_factor_, cos, sin);
+      for (int head = 0; head < nq; ++head) cpu::rope({qi + head * d, static_cast<std::size_t>(d)}, cos, sin);
+      for (int head = 0; head < nkv; ++head) cpu::rope({ki + head * d, static_cast<std::size_t>(d)}, cos, sin);
       cache.k.insert(cache.k.end(), ki, ki + nkv * d);
       const float* vi = v.data() + static_cast<std::size_t>(row + i) * nkv * d;
       cache.v.insert(cache.v.end(), vi, vi + nkv * d);
@@ -216,7 +220,7 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
   cpu::linear(out, t, nq * d, w.o, h, hidden_, residual);
 }
 
-void CpuBackend::ffn(const Layer& w, bool residual) {
+void CpuBackend::ffn(const Layer& w, bool residual, bool partial) {
   const ModelConfig& c = config_;
   const int h = c.hidden_size, t = static_cast<int>(hidden_.size()) / h;
   std::vector<float> x(hidden_.size());
@@ -229,7 +233,13 @@ void CpuBackend::ffn(const Layer& w, bool residual) {
     cpu::swiglu(gate, up);
     cpu::linear(gate, rows, width, e.down, h, out, accumulate);
   };
-  if (!c.moe()) {
+  if (!w.sparse) {
+    // Expert parallel holds every dense FFN whole: when the executor sums the
+    // ranks' outputs (a dense layer the card counts as MoE), rank 0 alone adds it.
+    if (partial && expert_ && rank_ != 0) {
+      if (!residual) std::fill(hidden_.begin(), hidden_.end(), 0.0f);
+      return;
+    }
     swiglu(w.dense, x, t, slices_.ffn.size(), hidden_, residual);
     return;
   }

@@ -70,13 +70,16 @@ class CpuBackend : public Backend {
   struct Expert;
   struct Layer;
   void attention(const Layer& w, int layer, bool residual);
-  void ffn(const Layer& w, bool residual);
+  void ffn(const Layer& w, bool residual, bool partial);
   void lm_head();
 
   ModelConfig config_;
   ShardSlices slices_;
   int rank_;
+  bool expert_;  // expert parallel placement
   std::unique_ptr<Backend> timing_;
+  std::vector<double> inv_freq_;  // RoPE's, per pair of a head
+  double attention_factor_;       // scales RoPE's cos and sin (YaRN)
   std::vector<Layer> layers_;
   std::vector<float> embedding_, lm_head_, final_norm_;
   std::shared_ptr<ShardKv> kv_;

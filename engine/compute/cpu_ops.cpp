@@ -31,14 +31,21 @@ void rms_norm(std::span<const float> x, int rows, int dim, std::span<const float
   }
 }
 
-void rope(std::span<float> head, int position, double theta) {
-  const int half = static_cast<int>(head.size()) / 2;
-  for (int i = 0; i < half; ++i) {
-    const double angle = position * std::pow(theta, -2.0 * i / head.size());
-    const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+void rope_angles(int position, std::span<const double> inv_freq, double scale, std::span<float> cos,
+                 std::span<float> sin) {
+  for (std::size_t i = 0; i < inv_freq.size(); ++i) {
+    const double angle = position * inv_freq[i];
+    cos[i] = static_cast<float>(scale * std::cos(angle));
+    sin[i] = static_cast<float>(scale * std::sin(angle));
+  }
+}
+
+void rope(std::span<float> head, std::span<const float> cos, std::span<const float> sin) {
+  const std::size_t half = head.size() / 2;
+  for (std::size_t i = 0; i < half; ++i) {
     const float a = head[i], b = head[i + half];
-    head[i] = a * c - b * s;
-    head[i + half] = b * c + a * s;
+    head[i] = a * cos[i] - b * sin[i];
+    head[i + half] = b * cos[i] + a * sin[i];
   }
 }
 

@@ -20,9 +20,12 @@ void linear(std::span<const float> x, int rows, int in, std::span<const float> w
 void rms_norm(std::span<const float> x, int rows, int dim, std::span<const float> weight, double eps,
               std::span<float> out);
 
-// Rotates one head's vector (Hugging Face rotate_half layout: pairs (i, i + dim/2))
-// by the angles position · theta^(-2i/dim).
-void rope(std::span<float> head, int position, double theta);
+// cos and sin of the angles position · inv_freq[i] (engine/compute/rope.hpp),
+// times `scale` (YaRN's attention factor), once per position for every head.
+void rope_angles(int position, std::span<const double> inv_freq, double scale, std::span<float> cos,
+                 std::span<float> sin);
+// Rotates one head's vector (Hugging Face rotate_half layout: pairs (i, i + dim/2)).
+void rope(std::span<float> head, std::span<const float> cos, std::span<const float> sin);
 
 // One query head over `n` cached positions: softmax(q·kᵢ/√d) weighted sum of vᵢ.
 // keys and values are [n x d] rows spaced `stride` floats apart.

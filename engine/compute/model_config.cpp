@@ -8,9 +8,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/compute/config_reader.hpp"
+#include "engine/compute/rope_config.hpp"
 #include "engine/compute/safetensors.hpp"
 #include "engine/error.hpp"
-#include "engine/json_input.hpp"
 
 namespace engine {
 
@@ -20,42 +21,23 @@ using nlohmann::json;
 
 constexpr const char* kModelTypes[] = {"llama", "qwen3", "qwen3_moe"};
 
-// config.json as Hugging Face writes it, through engine/json_input: keys this
-// reader does not know are normal there (and ignored), and null means absent.
-class ConfigReader {
- public:
-  explicit ConfigReader(JsonObject o) : o_(std::move(o)) {}
-
-  std::optional<JsonValue> find(std::string_view key) {
-    auto v = o_.find(key);
-    return v && !v->raw().is_null() ? v : std::nullopt;
+// What CpuBackend does not compute must not be ignored silently.
+void refuse_unimplemented(ConfigReader& r) {
+  for (const char* key : {"attention_bias", "mlp_bias", "use_sliding_window"})
+    if (r.flag(key, false)) r.fail(key, "only false is supported");
+  if (auto act = r.find("hidden_act"); act && act->raw() != "silu")
+    r.fail("hidden_act", "only \"silu\" (SwiGLU) is supported");
+  // transformers v5 names each layer's attention; only full attention is computed.
+  if (auto types = r.find("layer_types"))
+    for (const JsonValue& t : types->elements())
+      if (t.as<std::string>() != "full_attention") t.fail("only \"full_attention\" layers are supported");
+  // HF's quantizers (fp8, gptq, awq, ...) name themselves; mlx-lm's copy of "quantization" does not.
+  if (auto q = r.find("quantization_config"); q && q->raw().is_object() && q->raw().contains("quant_method")) {
+    const JsonValue method(q->raw().at("quant_method"), json_pointer(q->path(), "quant_method"), q->file());
+    method.fail(fmt::format("quantization method {} is not supported", describe_json(method.raw())));
   }
-  JsonValue need(std::string_view key) {
-    auto v = find(key);
-    return v ? *v : o_.need(key);
-  }
-  [[noreturn]] void fail(std::string_view key, const std::string& reason) { need(key).fail(reason); }
-
-  // A size: an integer from 1 to 2^30, so products of sizes stay in range.
-  int positive(std::string_view key) {
-    const JsonValue v = need(key);
-    const int n = v.as<int>(kOne);
-    if (n > (1 << 30)) v.fail(fmt::format("must be at most 2^30, got {}", n));
-    return n;
-  }
-  int integer(std::string_view key, int fallback) { return find(key) ? positive(key) : fallback; }
-  double number(std::string_view key, double fallback) {
-    auto v = find(key);
-    return v ? v->as<double>(kPositive) : fallback;
-  }
-  bool flag(std::string_view key, bool fallback) {
-    auto v = find(key);
-    return v ? v->as<bool>() : fallback;
-  }
-
- private:
-  JsonObject o_;
-};
+  if (r.find("quantization")) r.fail("quantization", "MLX quantized checkpoints are not supported yet");
+}
 
 std::string dtype_name(const std::string& safetensors_dtype) {
   std::string out = safetensors_dtype;
@@ -76,38 +58,53 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file)
   ConfigReader r(JsonObject(JsonValue(j, "", file)));
   ModelConfig c;
   c.model_type = choice(r.need("model_type"), "model type", kModelTypes);
+  const bool llama = c.model_type == "llama", moe = c.model_type == "qwen3_moe";
   c.hidden_size = r.positive("hidden_size");
   c.num_hidden_layers = r.positive("num_hidden_layers");
   c.num_attention_heads = r.positive("num_attention_heads");
-  c.num_key_value_heads = r.integer("num_key_value_heads", c.num_attention_heads);
+  // Constructor defaults (FORMATS.md section 3): Llama's None is "as many as
+  // the query heads"; Qwen3 and Qwen3-MoE default to 32 and 4, and only an
+  // explicit null means "as many as the query heads".
+  c.num_key_value_heads = r.is_null("num_key_value_heads") ? c.num_attention_heads
+                          : r.integer("num_key_value_heads", llama ? c.num_attention_heads : moe ? 4 : 32);
   if (c.num_attention_heads % c.num_key_value_heads != 0)
     r.fail("num_key_value_heads",
            fmt::format("{} does not divide num_attention_heads ({})", c.num_key_value_heads, c.num_attention_heads));
-  c.head_dim = r.integer("head_dim", c.hidden_size / c.num_attention_heads);
+  // Llama: hidden/heads for None; Qwen3: 128; Qwen3-MoE has no such parameter
+  // and its attention takes getattr(config, "head_dim", hidden/heads).
+  if (!llama && r.is_null("head_dim"))
+    r.fail("head_dim", "null is not a head size for this model type (transformers would fail on it); give a number");
+  c.head_dim = r.integer("head_dim", c.model_type == "qwen3" ? 128 : c.hidden_size / c.num_attention_heads);
   if (c.head_dim % 2 != 0) r.fail("head_dim", "must be even (RoPE rotates pairs)");
   c.vocab_size = r.positive("vocab_size");
-  c.rms_norm_eps = r.number("rms_norm_eps", c.rms_norm_eps);
-  c.rope_theta = r.number("rope_theta", c.model_type == "llama" ? 10000.0 : c.rope_theta);
+  c.rms_norm_eps = r.number("rms_norm_eps", 1e-6);
+  // transformers' constructors: 2048 for Llama, 32768 for Qwen3 and Qwen3-MoE.
+  c.max_position_embeddings = r.integer("max_position_embeddings", llama ? 2048 : 32768);
+  c.rope = parse_rope(r, c.max_position_embeddings);
   c.tie_word_embeddings = r.flag("tie_word_embeddings", false);
-  if (r.find("rope_scaling")) r.fail("rope_scaling", "RoPE scaling is not supported; remove it or set it to null");
-  // What CpuBackend does not compute must not be ignored silently.
-  for (const char* key : {"attention_bias", "mlp_bias", "use_sliding_window"})
-    if (r.flag(key, false)) r.fail(key, "only false is supported");
-  if (auto act = r.find("hidden_act"); act && act->raw() != "silu")
-    r.fail("hidden_act", "only \"silu\" (SwiGLU) is supported");
-  if (c.model_type == "qwen3_moe") {
-    c.num_experts = r.positive("num_experts");
-    c.num_experts_per_tok = r.positive("num_experts_per_tok");
+  refuse_unimplemented(r);
+  if (moe) {
+    c.num_experts = r.integer("num_experts", 128);
+    c.num_experts_per_tok = r.integer("num_experts_per_tok", 8);
     if (c.num_experts_per_tok > c.num_experts)
       r.fail("num_experts_per_tok",
              fmt::format("{} is more than num_experts ({})", c.num_experts_per_tok, c.num_experts));
-    c.moe_intermediate_size = r.positive("moe_intermediate_size");
-    c.norm_topk_prob = r.flag("norm_topk_prob", true);
-    if (r.integer("decoder_sparse_step", 1) != 1)
-      r.fail("decoder_sparse_step", "only 1 (every layer MoE) is supported");
-    if (auto dense = r.find("mlp_only_layers"); dense && !dense->raw().empty())
-      r.fail("mlp_only_layers", "dense layers inside a MoE model are not supported");
-    c.intermediate_size = r.integer("intermediate_size", c.moe_intermediate_size);
+    c.moe_intermediate_size = r.integer("moe_intermediate_size", 768);
+    c.norm_topk_prob = r.flag("norm_topk_prob", false);
+    c.decoder_sparse_step = r.integer("decoder_sparse_step", 1);
+    if (auto dense = r.find("mlp_only_layers")) {
+      for (const JsonValue& layer : dense->elements()) {
+        const int l = layer.as<int>(kNonNegative);
+        if (l >= c.num_hidden_layers)
+          layer.fail(fmt::format("is not a layer: the model has {}", c.num_hidden_layers));
+        c.mlp_only_layers.push_back(l);
+      }
+    }
+    bool dense_layers = false;
+    for (int l = 0; l < c.num_hidden_layers; ++l) dense_layers |= !c.sparse_layer(l);
+    // Only dense layers read it; transformers' own default is not in FORMATS.md, so a model that needs it names it.
+    c.intermediate_size = dense_layers ? r.positive("intermediate_size")
+                                       : r.integer("intermediate_size", c.moe_intermediate_size);
   } else {
     c.intermediate_size = r.positive("intermediate_size");
   }
@@ -128,18 +125,19 @@ nlohmann::json to_json(const ModelConfig& c) {
             {"intermediate_size", c.intermediate_size},
             {"vocab_size", c.vocab_size},
             {"rms_norm_eps", c.rms_norm_eps},
-            {"rope_theta", c.rope_theta},
+            {"max_position_embeddings", c.max_position_embeddings},
             {"tie_word_embeddings", c.tie_word_embeddings},
             {"hidden_act", "silu"},
             {"attention_bias", false},
             {"torch_dtype", "float32"}};
+  write_rope(c.rope, j);
   if (c.moe()) {
     j["num_experts"] = c.num_experts;
     j["num_experts_per_tok"] = c.num_experts_per_tok;
     j["moe_intermediate_size"] = c.moe_intermediate_size;
     j["norm_topk_prob"] = c.norm_topk_prob;
-    j["decoder_sparse_step"] = 1;
-    j["mlp_only_layers"] = json::array();
+    j["decoder_sparse_step"] = c.decoder_sparse_step;
+    j["mlp_only_layers"] = c.mlp_only_layers;
   }
   return j;
 }
@@ -162,7 +160,12 @@ ModelCard model_card(const ModelConfig& c, const std::string& name, const std::s
   m.ffn = c.intermediate_size;
   m.vocab = c.vocab_size;
   m.tied_embeddings = c.tie_word_embeddings;
-  if (c.moe()) m.moe = MoeShape{c.num_experts, c.num_experts_per_tok, 0, c.moe_intermediate_size, 0};
+  if (c.moe()) {
+    // The card knows leading dense layers only; CpuBackend computes any pattern.
+    int dense = 0;
+    while (dense < c.num_hidden_layers && !c.sparse_layer(dense)) ++dense;
+    m.moe = MoeShape{c.num_experts, c.num_experts_per_tok, 0, c.moe_intermediate_size, dense};
+  }
   m.quantizations = {{dtype, dtype == "f32" ? 32.0 : 16.0}};
   return m;
 }

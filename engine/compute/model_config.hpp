@@ -2,12 +2,17 @@
 // "llama", "qwen3" and "qwen3_moe" model types) and model.safetensors.
 // REQUIRES of a directory: both files; the loader refuses anything else with
 // the file, the JSON path and the reason (InputError).
+// A key left out takes the default of transformers' config class for the
+// model_type (FORMATS.md "Constructor defaults"), not one of meshinfer's.
 #pragma once
 
+#include <algorithm>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 #include "engine/catalog.hpp"
+#include "engine/compute/rope.hpp"
 
 namespace engine {
 
@@ -23,13 +28,21 @@ struct ModelConfig {
   int num_experts = 0;            // 0: dense
   int num_experts_per_tok = 0;
   bool norm_topk_prob = true;  // renormalise the top-k router weights (Qwen3-MoE)
+  int decoder_sparse_step = 1;        // qwen3_moe: every step-th layer is MoE
+  std::vector<int> mlp_only_layers;   // qwen3_moe: layers with a dense FFN all the same
   int vocab_size = 0;
   double rms_norm_eps = 1e-6;
-  double rope_theta = 1e6;
+  int max_position_embeddings = 32768;
+  RopeScaling rope;
   bool tie_word_embeddings = false;
 
   bool qk_norm() const { return model_type != "llama"; }  // Qwen3 normalises q and k per head
   bool moe() const { return num_experts > 0; }
+  // Qwen3MoeDecoderLayer: MoE iff not in mlp_only_layers and (layer+1) % decoder_sparse_step == 0.
+  bool sparse_layer(int layer) const {
+    return moe() && (layer + 1) % decoder_sparse_step == 0 &&
+           std::find(mlp_only_layers.begin(), mlp_only_layers.end(), layer) == mlp_only_layers.end();
+  }
 };
 
 inline constexpr const char* kConfigFile = "config.json";

@@ -45,6 +45,7 @@ ModelConfig tiny_model_config() {
   c.num_experts = 8;
   c.num_experts_per_tok = 2;
   c.vocab_size = 512;
+  c.rope.theta = 1e6;  // Qwen3's published checkpoints'
   return c;
 }
 
@@ -78,7 +79,7 @@ void write_random_model(const std::string& dir, const ModelConfig& config, std::
       tensors.push_back(w.make(prefix + "up_proj.weight", {width, h}, in_h));
       tensors.push_back(w.make(prefix + "down_proj.weight", {h, width}, 1 / std::sqrt(double(width))));
     };
-    if (c.moe()) {
+    if (c.sparse_layer(l)) {
       tensors.push_back(w.make(p + "mlp.gate.weight", {c.num_experts, h}, in_h));
       for (int e = 0; e < c.num_experts; ++e)
         swiglu(p + "mlp.experts." + std::to_string(e) + ".", c.moe_intermediate_size);

@@ -128,7 +128,7 @@ TEST(JsonInput, ModelConfigsNameAMissingKeyAndAWrongTypeAlike) {
   const std::string dir = scratch("model").string();
   fs::create_directories(dir);
   const json config = json::parse(R"({"model_type": "qwen3", "hidden_size": 64, "num_hidden_layers": 2,
-    "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})");
+    "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128, "vocab_size": 100})");
   const Reader read = [&](const json& doc) {
     write(fs::path(dir) / "config.json", doc);
     load_model_config(dir);

@@ -41,12 +41,22 @@ TEST(CpuOps, RmsNormDividesByRootMeanSquareTimesWeight) {
   EXPECT_NEAR(out[5], 2.0f, 1e-6);
 }
 
+// Rotates `x` as CpuBackend does at `position`: the default frequencies θ^(-2i/d), scaled by `scale`.
+void rotate(std::vector<float>& x, int position, double theta, double scale = 1.0) {
+  const int d = static_cast<int>(x.size());
+  std::vector<double> inv(d / 2);
+  for (int i = 0; i < d / 2; ++i) inv[i] = std::pow(theta, -2.0 * i / d);
+  std::vector<float> cos(d / 2), sin(d / 2);
+  cpu::rope_angles(position, inv, scale, cos, sin);
+  cpu::rope(x, cos, sin);
+}
+
 TEST(CpuOps, RopeRotatesPairsByPositionTimesFrequency) {
   const double theta = 10000;
   const int d = 8;
   const auto original = random_vector(d, 3);
   auto x = original;
-  cpu::rope(x, 5, theta);
+  rotate(x, 5, theta);
   for (int i = 0; i < d / 2; ++i) {
     const double angle = 5 * std::pow(theta, -2.0 * i / d);
     EXPECT_NEAR(x[i], original[i] * std::cos(angle) - original[i + d / 2] * std::sin(angle), 1e-5);
@@ -54,12 +64,16 @@ TEST(CpuOps, RopeRotatesPairsByPositionTimesFrequency) {
   }
   // What attention relies on: q·k depends only on the distance between positions.
   auto q1 = random_vector(d, 4), k1 = random_vector(d, 5), q2 = q1, k2 = k1;
-  cpu::rope(q1, 7, theta);
-  cpu::rope(k1, 3, theta);
-  cpu::rope(q2, 14, theta);
-  cpu::rope(k2, 10, theta);
+  rotate(q1, 7, theta);
+  rotate(k1, 3, theta);
+  rotate(q2, 14, theta);
+  rotate(k2, 10, theta);
   EXPECT_NEAR(std::inner_product(q1.begin(), q1.end(), k1.begin(), 0.0),
               std::inner_product(q2.begin(), q2.end(), k2.begin(), 0.0), 1e-5);
+  // YaRN's attention factor scales cos and sin, so the vector's length.
+  auto scaled = original;
+  rotate(scaled, 5, theta, 1.5);
+  for (int i = 0; i < d; ++i) EXPECT_NEAR(scaled[i], 1.5 * x[i], 1e-5);
 }
 
 TEST(CpuOps, AttendMatchesNaiveSoftmaxAttention) {

@@ -94,7 +94,7 @@ TEST(ModelConfig, BadConfigsNameTheKeyAndTheReason) {
   EXPECT_NE(refusal_of(with("model_type", "mamba")).reason().find("unknown model type 'mamba'"), std::string::npos);
   EXPECT_EQ(refusal_of(with("num_experts_per_tok", 5)).json_path(), "/num_experts_per_tok");
   EXPECT_EQ(refusal_of(with("hidden_size", -4)).json_path(), "/hidden_size");
-  EXPECT_EQ(refusal_of(with("rope_scaling", {{"rope_type", "llama3"}})).json_path(), "/rope_scaling");
+  EXPECT_EQ(refusal_of(with("rope_scaling", {{"rope_type", "llama3"}})).json_path(), "/rope_scaling/factor");
   EXPECT_EQ(refusal_of(with("attention_bias", true)).json_path(), "/attention_bias");
   EXPECT_EQ(refusal_of(with("hidden_act", "gelu")).json_path(), "/hidden_act");
   nlohmann::json missing = good;
