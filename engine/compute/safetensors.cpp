@@ -27,17 +27,13 @@ constexpr std::uint64_t kMaxHeaderBytes = 100u << 20;
 
 std::string tensor_path(const std::string& name) { return "/" + name; }
 
-int dtype_bytes(const std::string& dtype) {
-  if (dtype == "F32") return 4;
-  if (dtype == "BF16" || dtype == "F16") return 2;
-  return 0;
-}
-
 std::int64_t elements(const std::vector<std::int64_t>& shape) {
   std::int64_t n = 1;
   for (std::int64_t d : shape) n *= d;
   return n;
 }
+
+}  // namespace
 
 float half_to_float(std::uint16_t h) {
   const std::uint32_t sign = (h & 0x8000u) << 16;
@@ -57,43 +53,65 @@ float half_to_float(std::uint16_t h) {
   return std::bit_cast<float>(sign | (static_cast<std::uint32_t>(exp + 112) << 23) | (mant << 13));
 }
 
-void convert(const std::string& dtype, const unsigned char* src, std::int64_t n, float* out) {
+int dtype_bytes(const std::string& dtype) {
+  if (dtype == "F32" || dtype == "U32") return 4;
+  if (dtype == "BF16" || dtype == "F16") return 2;
+  return 0;
+}
+
+void to_floats(const std::string& dtype, const unsigned char* src, std::int64_t n, float* out) {
   if (dtype == "F32") {
     std::memcpy(out, src, n * sizeof(float));
     return;
   }
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::uint16_t v;
-    std::memcpy(&v, src + 2 * i, 2);
-    out[i] = dtype == "BF16" ? std::bit_cast<float>(std::uint32_t(v) << 16) : half_to_float(v);
-  }
+  for (std::int64_t i = 0; i < n; ++i) out[i] = element_to_float(dtype, src + 2 * i);
 }
 
-}  // namespace
+float element_to_float(const std::string& dtype, const unsigned char* src) {
+  if (dtype == "F32") {
+    float f;
+    std::memcpy(&f, src, 4);
+    return f;
+  }
+  std::uint16_t v;
+  std::memcpy(&v, src, 2);
+  return dtype == "BF16" ? bf16_to_float(v) : half_to_float(v);
+}
 
 void write_safetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
                        const std::map<std::string, std::string>& metadata) {
-  json header = json::object();
-  if (!metadata.empty()) header["__metadata__"] = metadata;
-  std::uint64_t offset = 0;
+  std::vector<RawTensor> raw;
   for (const NamedTensor& t : tensors) {
     if (elements(t.shape) != static_cast<std::int64_t>(t.data.size()))
       throw std::invalid_argument(
           fmt::format("tensor {}: {} values for shape [{}]", t.name, t.data.size(), fmt::join(t.shape, ", ")));
-    const std::uint64_t bytes = t.data.size() * sizeof(float);
-    header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
-    offset += bytes;
+    raw.push_back({t.name, "F32", t.shape,
+                   {reinterpret_cast<const unsigned char*>(t.data.data()), t.data.size() * sizeof(float)}});
+  }
+  write_safetensors(path, raw, metadata, true);
+}
+
+void write_safetensors(const std::string& path, const std::vector<RawTensor>& tensors,
+                       const std::map<std::string, std::string>& metadata, bool pad) {
+  json header = json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::uint64_t offset = 0;
+  for (const RawTensor& t : tensors) {
+    if (static_cast<std::uint64_t>(elements(t.shape)) * dtype_bytes(t.dtype) != t.bytes.size())
+      throw std::invalid_argument(fmt::format("tensor {}: {} bytes for shape [{}] of {}", t.name, t.bytes.size(),
+                                              fmt::join(t.shape, ", "), t.dtype));
+    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes.size()}}};
+    offset += t.bytes.size();
   }
   std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned, as HF's writer does
+  if (pad) text.append((8 - text.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned, as HF's writer does
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw InputError(path, "", "cannot create the file");
   const std::uint64_t length = text.size();
   out.write(reinterpret_cast<const char*>(&length), sizeof length);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  for (const NamedTensor& t : tensors)
-    out.write(reinterpret_cast<const char*>(t.data.data()),
-              static_cast<std::streamsize>(t.data.size() * sizeof(float)));
+  for (const RawTensor& t : tensors)
+    out.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
   if (!out.flush()) throw InputError(path, "", "write failed");
 }
 
@@ -155,7 +173,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
       const int eb = dtype_bytes(t.dtype);
       if (eb == 0)
         throw InputError(path, where + "/dtype",
-                         fmt::format("dtype {} is not supported (F32, BF16, F16 are)", t.dtype));
+                         fmt::format("dtype {} is not supported (F32, BF16, F16 and U32 are)", t.dtype));
       for (std::int64_t d : t.shape)
         if (d < 0 || d > (std::int64_t{1} << 40))
           throw InputError(path, where + "/shape", fmt::format("bad dimension {}", d));
@@ -189,17 +207,24 @@ const TensorInfo& SafetensorsFile::info(const std::string& name, const std::vect
   return it->second;
 }
 
-std::vector<float> SafetensorsFile::read(const std::string& name, const std::vector<std::int64_t>& shape) const {
+const TensorInfo& SafetensorsFile::float_info(const std::string& name, const std::vector<std::int64_t>& shape) const {
   const TensorInfo& t = info(name, shape);
+  if (t.dtype == "U32")
+    throw InputError(path_, tensor_path(name) + "/dtype", "is U32 (packed quantized values), where floats are needed");
+  return t;
+}
+
+std::vector<float> SafetensorsFile::read(const std::string& name, const std::vector<std::int64_t>& shape) const {
+  const TensorInfo& t = float_info(name, shape);
   std::vector<float> out(elements(t.shape));
-  convert(t.dtype, map_ + data_begin_ + t.begin, static_cast<std::int64_t>(out.size()), out.data());
+  to_floats(t.dtype, map_ + data_begin_ + t.begin, static_cast<std::int64_t>(out.size()), out.data());
   return out;
 }
 
 std::vector<float> SafetensorsFile::read_block(const std::string& name, const std::vector<std::int64_t>& shape,
                                                std::int64_t row, std::int64_t rows, std::int64_t col,
                                                std::int64_t cols) const {
-  const TensorInfo& t = info(name, shape);
+  const TensorInfo& t = float_info(name, shape);
   const std::int64_t height = t.shape.size() == 2 ? t.shape[0] : 1;
   const std::int64_t width = t.shape.empty() ? 1 : t.shape.back();
   if (t.shape.size() > 2 || row < 0 || col < 0 || rows < 0 || cols < 0 || row + rows > height || col + cols > width)
@@ -208,7 +233,7 @@ std::vector<float> SafetensorsFile::read_block(const std::string& name, const st
   const int eb = dtype_bytes(t.dtype);
   std::vector<float> out(rows * cols);
   for (std::int64_t r = 0; r < rows; ++r)
-    convert(t.dtype, map_ + data_begin_ + t.begin + ((row + r) * width + col) * eb, cols, out.data() + r * cols);
+    to_floats(t.dtype, map_ + data_begin_ + t.begin + ((row + r) * width + col) * eb, cols, out.data() + r * cols);
   return out;
 }
 

@@ -124,3 +124,23 @@ TEST(Safetensors, HeaderThatIsNotJsonIsRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// MLX writes no padding, so a U32 tensor can start at any offset; its bytes
+// are reachable in place, and reading it as floats is refused.
+TEST(Safetensors, UnpaddedRawTensorsKeepTheirBytesAndPackedOnesAreNotFloats) {
+  const std::string path = testsupport::fresh_dir("safetensors-raw") + "/model.safetensors";
+  const std::vector<unsigned char> words = {1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}, half = {0x80, 0x3f};
+  engine::write_safetensors(path, {{"q", "U32", {2}, words}, {"s", "BF16", {1}, half}}, {{"format", "mlx"}}, false);
+  const SafetensorsFile f(path);
+  const auto& q = f.info("q");
+  EXPECT_EQ(std::vector<unsigned char>(f.bytes(q), f.bytes(q) + 8), words);
+  EXPECT_EQ(f.read("s", {1}), std::vector<float>{1.0f});
+  std::uint64_t header = 0;
+  std::ifstream(path, std::ios::binary).read(reinterpret_cast<char*>(&header), 8);
+  EXPECT_EQ(f.file_offset(q), 8 + header + q.begin);
+  EXPECT_EQ(refusal([&] { f.read("q", {2}); }).json_path(), "/q/dtype");
+}
+
+}  // namespace
