@@ -6,13 +6,11 @@
 #include <filesystem>
 
 #include "engine/compute/cpu_ops.hpp"
-#include "engine/compute/safetensors.hpp"
+#include "engine/compute/weight_loader.hpp"
 
 namespace engine {
 
 namespace {
-
-using Shape = std::vector<std::int64_t>;
 
 // Shard `rank`'s part of `total` when shards hold the shares `share` of it, in order.
 Range share_range(const Plan& plan, int rank, int total, double Shard::*share) {
@@ -22,9 +20,9 @@ Range share_range(const Plan& plan, int rank, int total, double Shard::*share) {
   return {static_cast<int>(std::lround(before * total)), static_cast<int>(std::lround(upto * total))};
 }
 
-std::string layer_name(int layer, const std::string& rest) {
-  return "model.layers." + std::to_string(layer) + "." + rest;
-}
+// Rows (or columns) [r.begin·per, r.end·per) of a module, whole the other way.
+Block rows_of(Range r, std::int64_t per, std::int64_t width) { return {r.begin * per, r.size() * per, 0, width}; }
+Block cols_of(Range r, std::int64_t per, std::int64_t height) { return {0, height, r.begin * per, r.size() * per}; }
 
 }  // namespace
 
@@ -59,16 +57,16 @@ ShardSlices shard_slices(const ModelConfig& c, const Plan& plan, int rank) {
 }
 
 struct CpuBackend::Expert {
-  std::vector<float> gate, up, down;  // gate/up: [columns held x hidden]; down: [hidden x columns held]
+  Weight gate, up, down;  // gate/up: [columns held x hidden]; down: [hidden x columns held]
 };
 
 struct CpuBackend::Layer {
   std::vector<float> input_norm, post_norm, q_norm, k_norm;
-  std::vector<float> q, k, v, o;  // q/k/v: rows of the heads held; o: their columns
-  bool sparse = false;            // MoE (ModelConfig::sparse_layer), else dense
-  Expert dense;                   // dense layers
-  std::vector<float> router;      // MoE: [experts x hidden], every expert
-  std::vector<Expert> experts;    // MoE: the experts held
+  Weight q, k, v, o;            // q/k/v: rows of the heads held; o: their columns
+  bool sparse = false;          // MoE (ModelConfig::sparse_layer), else dense
+  Expert dense;                 // dense layers
+  Weight router;                // MoE: [experts x hidden], every expert
+  std::vector<Expert> experts;  // MoE: the experts held
 };
 
 CpuBackend::CpuBackend(const std::string& dir, const Plan& plan, int rank, std::unique_ptr<Backend> timing,
@@ -83,50 +81,48 @@ CpuBackend::CpuBackend(const std::string& dir, const Plan& plan, int rank, std::
   if (!kv || !(kv->slices == slices_)) kv = std::make_shared<ShardKv>(ShardKv{slices_, {}});
   kv_ = kv;
   cpu::use_one_blas_thread();
-  const SafetensorsFile f((std::filesystem::path(dir) / kWeightsFile).string());
+  const WeightLoader load(WeightLayout(std::make_shared<const Checkpoint>(dir), config_,
+                                       (std::filesystem::path(dir) / kConfigFile).string()));
   const ModelConfig& c = config_;
-  const std::int64_t h = c.hidden_size, d = c.head_dim;
-  const Shape q_shape{c.num_attention_heads * d, h}, kv_shape{c.num_key_value_heads * d, h};
-  const Shape o_shape{h, c.num_attention_heads * d}, norm{h}, head_norm{d};
-  auto rows = [&](const std::string& name, const Shape& shape, Range r, std::int64_t per = 1) {
-    return f.read_block(name, shape, r.begin * per, r.size() * per, 0, shape.back());
-  };
-  auto cols = [&](const std::string& name, const Shape& shape, Range r, std::int64_t per = 1) {
-    return f.read_block(name, shape, 0, shape[0], r.begin * per, r.size() * per);
-  };
-  auto swiglu_part = [&](const std::string& prefix, int width, Range r) {
-    const Shape up{width, h}, down{h, width};
-    return Expert{rows(prefix + "gate_proj.weight", up, r), rows(prefix + "up_proj.weight", up, r),
-                  cols(prefix + "down_proj.weight", down, r)};
+  const std::int64_t h = c.hidden_size, d = c.head_dim, q_out = c.num_attention_heads * d;
+  const std::int64_t kv_out = c.num_key_value_heads * d;
+  auto swiglu_part = [&](auto&& module, std::int64_t width, Range r) {
+    return Expert{module("gate_proj", width, h, rows_of(r, 1, h)), module("up_proj", width, h, rows_of(r, 1, h)),
+                  module("down_proj", h, width, cols_of(r, 1, h))};
   };
   for (int l = slices_.layers.begin; l < slices_.layers.end; ++l) {
     Layer w;
-    w.input_norm = f.read(layer_name(l, "input_layernorm.weight"), norm);
-    w.post_norm = f.read(layer_name(l, "post_attention_layernorm.weight"), norm);
-    w.q = rows(layer_name(l, "self_attn.q_proj.weight"), q_shape, slices_.heads, d);
-    w.k = rows(layer_name(l, "self_attn.k_proj.weight"), kv_shape, slices_.kv_heads, d);
-    w.v = rows(layer_name(l, "self_attn.v_proj.weight"), kv_shape, slices_.kv_heads, d);
-    w.o = cols(layer_name(l, "self_attn.o_proj.weight"), o_shape, slices_.heads, d);
+    w.input_norm = load.vector(layer_name(l, "input_layernorm.weight"), h);
+    w.post_norm = load.vector(layer_name(l, "post_attention_layernorm.weight"), h);
+    w.q = load.matrix(layer_name(l, "self_attn.q_proj"), q_out, h, rows_of(slices_.heads, d, h));
+    w.k = load.matrix(layer_name(l, "self_attn.k_proj"), kv_out, h, rows_of(slices_.kv_heads, d, h));
+    w.v = load.matrix(layer_name(l, "self_attn.v_proj"), kv_out, h, rows_of(slices_.kv_heads, d, h));
+    w.o = load.matrix(layer_name(l, "self_attn.o_proj"), h, q_out, cols_of(slices_.heads, d, h));
     if (c.qk_norm()) {
-      w.q_norm = f.read(layer_name(l, "self_attn.q_norm.weight"), head_norm);
-      w.k_norm = f.read(layer_name(l, "self_attn.k_norm.weight"), head_norm);
+      w.q_norm = load.vector(layer_name(l, "self_attn.q_norm.weight"), d);
+      w.k_norm = load.vector(layer_name(l, "self_attn.k_norm.weight"), d);
     }
     w.sparse = c.sparse_layer(l);
     if (w.sparse) {
-      w.router = f.read(layer_name(l, "mlp.gate.weight"), {c.num_experts, h});
+      w.router = load.matrix(layer_name(l, "mlp.gate"), c.num_experts, h, {0, c.num_experts, 0, h});
       for (int e = slices_.experts.begin; e < slices_.experts.end; ++e)
-        w.experts.push_back(swiglu_part(layer_name(l, "mlp.experts." + std::to_string(e) + "."),
+        w.experts.push_back(swiglu_part([&](const std::string& proj, std::int64_t out, std::int64_t in,
+                                            const Block& b) { return load.expert(l, e, proj, out, in, b); },
                                         c.moe_intermediate_size, slices_.expert_ffn));
     } else {
-      w.dense = swiglu_part(layer_name(l, "mlp."), c.intermediate_size, slices_.ffn);
+      w.dense = swiglu_part([&](const std::string& proj, std::int64_t out, std::int64_t in,
+                                const Block& b) { return load.matrix(layer_name(l, "mlp." + proj), out, in, b); },
+                            c.intermediate_size, slices_.ffn);
     }
     layers_.push_back(std::move(w));
   }
-  const Shape vocab{c.vocab_size, h};
-  if (slices_.embedding.size() > 0) embedding_ = rows("model.embed_tokens.weight", vocab, slices_.embedding);
+  if (slices_.embedding.size() > 0)
+    embedding_ = load.matrix("model.embed_tokens", c.vocab_size, h, rows_of(slices_.embedding, 1, h));
   if (slices_.lm_head.size() > 0) {
-    lm_head_ = rows(c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight", vocab, slices_.lm_head);
-    final_norm_ = f.read("model.norm.weight", norm);
+    // Tied: the embedding (quantized or not) is the LM head, as MLX's QuantizedEmbedding.as_linear.
+    lm_head_ = load.matrix(c.tie_word_embeddings ? "model.embed_tokens" : "lm_head", c.vocab_size, h,
+                           rows_of(slices_.lm_head, 1, h));
+    final_norm_ = load.vector("model.norm.weight", h);
   }
 }
 
@@ -148,8 +144,7 @@ void CpuBackend::begin_step(const StepPlan& step) {
     for (int id : slot.ids) {
       if (id < 0 || id >= config_.vocab_size) throw std::runtime_error("CpuBackend: token id out of the vocabulary");
       if (slices_.embedding.contains(id))
-        std::copy_n(embedding_.begin() + static_cast<std::size_t>(id - slices_.embedding.begin) * h, h,
-                    hidden_.begin() + row * h);
+        embedding_.row(id - slices_.embedding.begin, {hidden_.data() + row * h, static_cast<std::size_t>(h)});
       ++row;
     }
   }
@@ -181,9 +176,9 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
   std::vector<float> x(hidden_.size()), q(static_cast<std::size_t>(t) * nq * d),
       k(static_cast<std::size_t>(t) * nkv * d), v(k.size()), out(q.size()), cos(d / 2), sin(d / 2);
   cpu::rms_norm(hidden_, t, h, w.input_norm, c.rms_norm_eps, x);
-  cpu::linear(x, t, h, w.q, nq * d, q);
-  cpu::linear(x, t, h, w.k, nkv * d, k);
-  cpu::linear(x, t, h, w.v, nkv * d, v);
+  w.q.linear(x, t, q);
+  w.k.linear(x, t, k);
+  w.v.linear(x, t, v);
   if (c.qk_norm()) {
     cpu::rms_norm(q, t * nq, d, w.q_norm, c.rms_norm_eps, q);
     cpu::rms_norm(k, t * nkv, d, w.k_norm, c.rms_norm_eps, k);
@@ -217,7 +212,7 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
     }
     row += slot.tokens;
   }
-  cpu::linear(out, t, nq * d, w.o, h, hidden_, residual);
+  w.o.linear(out, t, hidden_, residual);
 }
 
 void CpuBackend::ffn(const Layer& w, bool residual, bool partial) {
@@ -225,13 +220,13 @@ void CpuBackend::ffn(const Layer& w, bool residual, bool partial) {
   const int h = c.hidden_size, t = static_cast<int>(hidden_.size()) / h;
   std::vector<float> x(hidden_.size());
   cpu::rms_norm(hidden_, t, h, w.post_norm, c.rms_norm_eps, x);
-  auto swiglu = [h](const Expert& e, std::span<const float> in, int rows, int width, std::span<float> out,
-                    bool accumulate) {
+  auto swiglu = [](const Expert& e, std::span<const float> in, int rows, int width, std::span<float> out,
+                   bool accumulate) {
     std::vector<float> gate(static_cast<std::size_t>(rows) * width), up(gate.size());
-    cpu::linear(in, rows, h, e.gate, width, gate);
-    cpu::linear(in, rows, h, e.up, width, up);
+    e.gate.linear(in, rows, gate);
+    e.up.linear(in, rows, up);
     cpu::swiglu(gate, up);
-    cpu::linear(gate, rows, width, e.down, h, out, accumulate);
+    e.down.linear(gate, rows, out, accumulate);
   };
   if (!w.sparse) {
     // Expert parallel holds every dense FFN whole: when the executor sums the
@@ -244,7 +239,7 @@ void CpuBackend::ffn(const Layer& w, bool residual, bool partial) {
     return;
   }
   std::vector<float> logits(static_cast<std::size_t>(t) * c.num_experts);
-  cpu::linear(x, t, h, w.router, c.num_experts, logits);
+  w.router.linear(x, t, logits);
   // Tokens routed to each expert held here, with their router weights.
   std::vector<std::vector<std::pair<int, float>>> routed(slices_.experts.size());
   for (int i = 0; i < t; ++i)
@@ -271,16 +266,17 @@ void CpuBackend::lm_head() {
   const int h = config_.hidden_size, vocab = slices_.lm_head.size();
   if (vocab == 0) throw std::logic_error("CpuBackend: LM head run on a shard without one");
   best_.clear();
-  std::vector<float> x(h), logits(vocab);
+  std::vector<float> x(h);
+  logits_.resize(vocab);
   int row = 0;
   for (const Slot& slot : step_.slots) {
     row += slot.tokens;
     if (!slot.emits) continue;
     cpu::rms_norm({hidden_.data() + static_cast<std::size_t>(row - 1) * h, static_cast<std::size_t>(h)}, 1, h,
                   final_norm_, config_.rms_norm_eps, x);
-    cpu::linear(x, 1, h, lm_head_, vocab, logits);
-    const auto best = std::max_element(logits.begin(), logits.end());  // the first of equals: the lowest id
-    best_.push_back({*best, slices_.lm_head.begin + static_cast<int>(best - logits.begin())});
+    lm_head_.linear(x, 1, logits_);
+    const auto best = std::max_element(logits_.begin(), logits_.end());  // the first of equals: the lowest id
+    best_.push_back({*best, slices_.lm_head.begin + static_cast<int>(best - logits_.begin())});
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "engine/backend.hpp"
 #include "engine/compute/model_config.hpp"
+#include "engine/compute/weight.hpp"
 #include "engine/executor.hpp"
 #include "engine/planner.hpp"
 
@@ -65,6 +66,8 @@ class CpuBackend : public Backend {
   void begin_step(const StepPlan& step) override;
   std::span<float> hidden() override { return hidden_; }
   std::vector<TokenChoice> best_tokens() const override { return best_; }
+  // The logits of the last emitting slot of the step, over the vocabulary rows held (for tests' margins).
+  const std::vector<float>& last_logits() const { return logits_; }
 
  private:
   struct Expert;
@@ -81,11 +84,13 @@ class CpuBackend : public Backend {
   std::vector<double> inv_freq_;  // RoPE's, per pair of a head
   double attention_factor_;       // scales RoPE's cos and sin (YaRN)
   std::vector<Layer> layers_;
-  std::vector<float> embedding_, lm_head_, final_norm_;
+  Weight embedding_, lm_head_;
+  std::vector<float> final_norm_;
   std::shared_ptr<ShardKv> kv_;
   StepPlan step_;
   std::vector<float> hidden_;
   std::vector<TokenChoice> best_;
+  std::vector<float> logits_;
 };
 
 // The backends of a run on the model directory `dir`: CpuBackend on every

@@ -13,10 +13,10 @@ namespace engine::cpu {
 
 void use_one_blas_thread() { openblas_set_num_threads(1); }
 
-void linear(std::span<const float> x, int rows, int in, std::span<const float> w, int out, std::span<float> y,
-            bool accumulate) {
+void linear(std::span<const float> x, int rows, int in, const float* w, int out, std::span<float> y, bool accumulate,
+            int ldw) {
   if (rows == 0 || out == 0) return;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, out, in, 1.0f, x.data(), in, w.data(), in,
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, out, in, 1.0f, x.data(), in, w, ldw ? ldw : in,
               accumulate ? 1.0f : 0.0f, y.data(), out);
 }
 

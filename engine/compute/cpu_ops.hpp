@@ -12,9 +12,10 @@ namespace engine::cpu {
 // ranks sharing a machine do not fight over its cores.
 void use_one_blas_thread();
 
-// y[rows x out] (+)= x[rows x in] · Wᵀ, W the [out x in] weight of a Linear layer.
-void linear(std::span<const float> x, int rows, int in, std::span<const float> w, int out, std::span<float> y,
-            bool accumulate = false);
+// y[rows x out] (+)= x[rows x in] · Wᵀ, W the [out x in] weight of a Linear layer
+// whose rows lie `ldw` floats apart (0: in; more for a block of columns).
+void linear(std::span<const float> x, int rows, int in, const float* w, int out, std::span<float> y,
+            bool accumulate = false, int ldw = 0);
 
 // Each row of x[rows x dim] divided by its root mean square, times `weight`.
 void rms_norm(std::span<const float> x, int rows, int dim, std::span<const float> weight, double eps,

@@ -9,8 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/compute/config_reader.hpp"
+#include "engine/compute/mlx_quant_config.hpp"
 #include "engine/compute/rope_config.hpp"
-#include "engine/compute/safetensors.hpp"
+#include "engine/compute/weight_layout.hpp"
 #include "engine/error.hpp"
 
 namespace engine {
@@ -36,13 +37,6 @@ void refuse_unimplemented(ConfigReader& r) {
     const JsonValue method(q->raw().at("quant_method"), json_pointer(q->path(), "quant_method"), q->file());
     method.fail(fmt::format("quantization method {} is not supported", describe_json(method.raw())));
   }
-  if (r.find("quantization")) r.fail("quantization", "MLX quantized checkpoints are not supported yet");
-}
-
-std::string dtype_name(const std::string& safetensors_dtype) {
-  std::string out = safetensors_dtype;
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
 }
 
 }  // namespace
@@ -65,8 +59,11 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file)
   // Constructor defaults (FORMATS.md section 3): Llama's None is "as many as
   // the query heads"; Qwen3 and Qwen3-MoE default to 32 and 4, and only an
   // explicit null means "as many as the query heads".
-  c.num_key_value_heads = r.is_null("num_key_value_heads") ? c.num_attention_heads
-                          : r.integer("num_key_value_heads", llama ? c.num_attention_heads : moe ? 4 : 32);
+  c.num_key_value_heads = r.is_null("num_key_value_heads")
+                              ? c.num_attention_heads
+                              : r.integer("num_key_value_heads", llama ? c.num_attention_heads
+                                                                 : moe ? 4
+                                                                       : 32);
   if (c.num_attention_heads % c.num_key_value_heads != 0)
     r.fail("num_key_value_heads",
            fmt::format("{} does not divide num_attention_heads ({})", c.num_key_value_heads, c.num_attention_heads));
@@ -83,6 +80,7 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file)
   c.rope = parse_rope(r, c.max_position_embeddings);
   c.tie_word_embeddings = r.flag("tie_word_embeddings", false);
   refuse_unimplemented(r);
+  c.quant = parse_mlx_quantization(r);
   if (moe) {
     c.num_experts = r.integer("num_experts", 128);
     c.num_experts_per_tok = r.integer("num_experts_per_tok", 8);
@@ -95,16 +93,15 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file)
     if (auto dense = r.find("mlp_only_layers")) {
       for (const JsonValue& layer : dense->elements()) {
         const int l = layer.as<int>(kNonNegative);
-        if (l >= c.num_hidden_layers)
-          layer.fail(fmt::format("is not a layer: the model has {}", c.num_hidden_layers));
+        if (l >= c.num_hidden_layers) layer.fail(fmt::format("is not a layer: the model has {}", c.num_hidden_layers));
         c.mlp_only_layers.push_back(l);
       }
     }
     bool dense_layers = false;
     for (int l = 0; l < c.num_hidden_layers; ++l) dense_layers |= !c.sparse_layer(l);
     // Only dense layers read it; transformers' own default is not in FORMATS.md, so a model that needs it names it.
-    c.intermediate_size = dense_layers ? r.positive("intermediate_size")
-                                       : r.integer("intermediate_size", c.moe_intermediate_size);
+    c.intermediate_size =
+        dense_layers ? r.positive("intermediate_size") : r.integer("intermediate_size", c.moe_intermediate_size);
   } else {
     c.intermediate_size = r.positive("intermediate_size");
   }
@@ -131,6 +128,7 @@ nlohmann::json to_json(const ModelConfig& c) {
             {"attention_bias", false},
             {"torch_dtype", "float32"}};
   write_rope(c.rope, j);
+  write_mlx_quantization(c.quant, j);
   if (c.moe()) {
     j["num_experts"] = c.num_experts;
     j["num_experts_per_tok"] = c.num_experts_per_tok;
@@ -149,7 +147,7 @@ void write_model_config(const std::string& dir, const ModelConfig& c) {
   if (!(out << j.dump(2) << '\n')) throw InputError(file, "", "cannot write");
 }
 
-ModelCard model_card(const ModelConfig& c, const std::string& name, const std::string& dtype) {
+ModelCard model_card(const ModelConfig& c, const std::string& name, const Quantization& quant) {
   ModelCard m;
   m.name = name;
   m.layers = c.num_hidden_layers;
@@ -166,17 +164,19 @@ ModelCard model_card(const ModelConfig& c, const std::string& name, const std::s
     while (dense < c.num_hidden_layers && !c.sparse_layer(dense)) ++dense;
     m.moe = MoeShape{c.num_experts, c.num_experts_per_tok, 0, c.moe_intermediate_size, dense};
   }
-  m.quantizations = {{dtype, dtype == "f32" ? 32.0 : 16.0}};
+  m.quantizations = {quant};
   return m;
 }
 
 ModelCard load_model_card(const std::string& dir) {
   const ModelConfig c = load_model_config(dir);
-  const SafetensorsFile weights((std::filesystem::path(dir) / kWeightsFile).string());
-  const std::string dtype = dtype_name(weights.info("model.embed_tokens.weight").dtype);
+  // Every tensor the config needs, checked now: what would not load is refused before a run.
+  const WeightLayout weights(std::make_shared<const Checkpoint>(dir), c,
+                             (std::filesystem::path(dir) / kConfigFile).string());
+  weights.check_all();
   std::filesystem::path path = std::filesystem::path(dir).lexically_normal();
   if (path.filename().empty()) path = path.parent_path();  // "models/tiny/"
-  return model_card(c, path.filename().string(), dtype);
+  return model_card(c, path.filename().string(), weights.quantization());
 }
 
 }  // namespace engine

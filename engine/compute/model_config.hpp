@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/catalog.hpp"
+#include "engine/compute/mlx_quant_config.hpp"
 #include "engine/compute/rope.hpp"
 
 namespace engine {
@@ -27,14 +28,15 @@ struct ModelConfig {
   int moe_intermediate_size = 0;  // one expert (qwen3_moe)
   int num_experts = 0;            // 0: dense
   int num_experts_per_tok = 0;
-  bool norm_topk_prob = true;  // renormalise the top-k router weights (Qwen3-MoE)
-  int decoder_sparse_step = 1;        // qwen3_moe: every step-th layer is MoE
-  std::vector<int> mlp_only_layers;   // qwen3_moe: layers with a dense FFN all the same
+  bool norm_topk_prob = true;        // renormalise the top-k router weights (Qwen3-MoE)
+  int decoder_sparse_step = 1;       // qwen3_moe: every step-th layer is MoE
+  std::vector<int> mlp_only_layers;  // qwen3_moe: layers with a dense FFN all the same
   int vocab_size = 0;
   double rms_norm_eps = 1e-6;
   int max_position_embeddings = 32768;
   RopeScaling rope;
   bool tie_word_embeddings = false;
+  MlxQuantization quant;  // MLX affine quantization, when config.json has it
 
   bool qk_norm() const { return model_type != "llama"; }  // Qwen3 normalises q and k per head
   bool moe() const { return num_experts > 0; }
@@ -56,9 +58,10 @@ nlohmann::json to_json(const ModelConfig& c);
 void write_model_config(const std::string& dir, const ModelConfig& c);
 
 // The card the planner and cost model use; `name` names it in plans and
-// reports; its one quantization is the weights' dtype ("f32", "bf16", "f16").
-ModelCard model_card(const ModelConfig& c, const std::string& name, const std::string& dtype);
-// The card of a model directory (config.json and the dtype of its weights).
+// reports; its one quantization is the weights' ("f32", "bf16", "mlx-4bit", ...).
+ModelCard model_card(const ModelConfig& c, const std::string& name, const Quantization& quant);
+// The card of a model directory, once every tensor its config needs is
+// checked (names, shapes, dtypes, quantization; headers only).
 ModelCard load_model_card(const std::string& dir);
 
 }  // namespace engine

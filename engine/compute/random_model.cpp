@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "engine/compute/checkpoint_writer.hpp"
+#include "engine/compute/mlx_quant_writer.hpp"
 #include "engine/compute/safetensors.hpp"
 #include "engine/error.hpp"
 
@@ -49,11 +51,7 @@ ModelConfig tiny_model_config() {
   return c;
 }
 
-void write_random_model(const std::string& dir, const ModelConfig& config, std::uint64_t seed) {
-  const ModelConfig c = parse_model_config(to_json(config), "make-model options");
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError(dir, "", "cannot create the directory: " + ec.message());
+std::vector<NamedTensor> random_weights(const ModelConfig& c, std::uint64_t seed) {
   Weights w(seed);
   const std::int64_t h = c.hidden_size, d = c.head_dim, v = c.vocab_size;
   // Projections scaled by 1/sqrt(fan-in) keep every layer's output near unit
@@ -89,9 +87,34 @@ void write_random_model(const std::string& dir, const ModelConfig& config, std::
   }
   tensors.push_back(w.make("model.norm.weight", {h}, 0.1, 1.0));
   if (!c.tie_word_embeddings) tensors.push_back(w.make("lm_head.weight", {v, h}, in_h));
+  return tensors;
+}
+
+void write_random_model(const std::string& dir, const ModelConfig& config, std::uint64_t seed,
+                        const ModelFiles& files) {
+  const ModelConfig c = parse_model_config(to_json(config), "make-model options");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(dir, "", "cannot create the directory: " + ec.message());
+  const std::vector<NamedTensor> tensors = random_weights(c, seed);
+  if (files.bits != 0) {
+    write_mlx_quantized(dir, c, tensors, files.bits, files.group_size, files.shards);
+    return;
+  }
   write_model_config(dir, c);
-  write_safetensors((std::filesystem::path(dir) / kWeightsFile).string(), tensors,
-                    {{"format", "pt"}, {"generator", "meshinfer make-model, seed " + std::to_string(seed)}});
+  const std::map<std::string, std::string> metadata = {
+      {"format", "pt"}, {"generator", "meshinfer make-model, seed " + std::to_string(seed)}};
+  if (files.shards <= 1) {
+    write_safetensors((std::filesystem::path(dir) / kWeightsFile).string(), tensors, metadata);
+    return;
+  }
+  std::vector<RawTensor> raw;
+  for (const NamedTensor& t : tensors)
+    raw.push_back({t.name,
+                   "F32",
+                   t.shape,
+                   {reinterpret_cast<const unsigned char*>(t.data.data()), t.data.size() * sizeof(float)}});
+  write_checkpoint(dir, raw, metadata, {files.shards, /*always_index=*/false, /*pad=*/true});
 }
 
 }  // namespace engine

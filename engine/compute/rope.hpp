@@ -15,11 +15,11 @@ namespace engine {
 struct RopeScaling {
   std::string type = "default";  // "default", "linear", "llama3" or "yarn"
   double theta = 10000.0;
-  double factor = 1.0;                 // linear, llama3, yarn
-  double low_freq_factor = 1.0;        // llama3
-  double high_freq_factor = 4.0;       // llama3
-  double original_max_position = 0;    // llama3, yarn
-  std::optional<double> attention_factor;  // yarn: given, else computed from factor and mscale
+  double factor = 1.0;                       // linear, llama3, yarn
+  double low_freq_factor = 1.0;              // llama3
+  double high_freq_factor = 4.0;             // llama3
+  double original_max_position = 0;          // llama3, yarn
+  std::optional<double> attention_factor;    // yarn: given, else computed from factor and mscale
   double beta_fast = 32.0, beta_slow = 1.0;  // yarn
   double mscale = 0, mscale_all_dim = 0;     // yarn; 0: absent
   bool truncate = true;                      // yarn: integer correction range

@@ -35,8 +35,7 @@ std::string rope_type(ConfigReader& p) {
   if (!v) v = p.find("type");  // the legacy spelling
   if (!v) return "default";
   const auto got = v->as<std::string>();
-  if (std::find(std::begin(kUnimplementedTypes), std::end(kUnimplementedTypes), got) !=
-      std::end(kUnimplementedTypes))
+  if (std::find(std::begin(kUnimplementedTypes), std::end(kUnimplementedTypes), got) != std::end(kUnimplementedTypes))
     v->fail(fmt::format("RoPE type '{}' is not implemented (default, linear, llama3 and yarn are)", got));
   return choice(*v, "RoPE type", kRopeTypes);
 }
@@ -70,8 +69,9 @@ RopeScaling parse_rope(ConfigReader& config, int max_position) {
     r.low_freq_factor = p.need("low_freq_factor").as<double>(kPositive);
     r.high_freq_factor = p.need("high_freq_factor").as<double>(kPositive);
     if (r.high_freq_factor <= r.low_freq_factor)
-      p.fail("high_freq_factor",
-             fmt::format("must be more than low_freq_factor ({}): the smoothing band would be empty", r.low_freq_factor));
+      p.fail(
+          "high_freq_factor",
+          fmt::format("must be more than low_freq_factor ({}): the smoothing band would be empty", r.low_freq_factor));
   }
   if (r.type == "yarn") {
     if (r.factor == 0) r.factor = max_position / r.original_max_position;  // v5: only when factor is None

@@ -85,7 +85,9 @@ void write_safetensors(const std::string& path, const std::vector<NamedTensor>& 
     if (elements(t.shape) != static_cast<std::int64_t>(t.data.size()))
       throw std::invalid_argument(
           fmt::format("tensor {}: {} values for shape [{}]", t.name, t.data.size(), fmt::join(t.shape, ", ")));
-    raw.push_back({t.name, "F32", t.shape,
+    raw.push_back({t.name,
+                   "F32",
+                   t.shape,
                    {reinterpret_cast<const unsigned char*>(t.data.data()), t.data.size() * sizeof(float)}});
   }
   write_safetensors(path, raw, metadata, true);

@@ -28,8 +28,8 @@ std::pair<std::string, std::string> refused(const json& j) {
 }
 
 json minimal(const std::string& type, int heads = 32) {
-  json j = {{"model_type", type},  {"hidden_size", 2048}, {"num_hidden_layers", 4},
-            {"num_attention_heads", heads}, {"vocab_size", 1000}, {"intermediate_size", 4096}};
+  json j = {{"model_type", type},           {"hidden_size", 2048}, {"num_hidden_layers", 4},
+            {"num_attention_heads", heads}, {"vocab_size", 1000},  {"intermediate_size", 4096}};
   return j;
 }
 
@@ -47,8 +47,7 @@ TEST(ConfigReading, LlamaDefaults) {
   EXPECT_EQ(c.max_position_embeddings, 2048);
   EXPECT_FALSE(c.tie_word_embeddings);
   EXPECT_EQ(c.rms_norm_eps, 1e-6);
-  EXPECT_EQ(parse(with(minimal("llama", 16), {{"num_key_value_heads", nullptr}, {"head_dim", nullptr}})).head_dim,
-            128);
+  EXPECT_EQ(parse(with(minimal("llama", 16), {{"num_key_value_heads", nullptr}, {"head_dim", nullptr}})).head_dim, 128);
 }
 
 TEST(ConfigReading, Qwen3Defaults) {
@@ -86,7 +85,8 @@ TEST(ConfigReading, SparseStepAndMlpOnlyLayersChooseTheDenseLayers) {
   EXPECT_TRUE(c.sparse_layer(1));
   EXPECT_FALSE(c.sparse_layer(2));
   EXPECT_FALSE(c.sparse_layer(3));
-  const auto card = engine::model_card(parse(with(minimal("qwen3_moe"), {{"mlp_only_layers", {0, 1}}})), "m", "f32");
+  const auto card =
+      engine::model_card(parse(with(minimal("qwen3_moe"), {{"mlp_only_layers", {0, 1}}})), "m", {"f32", 32});
   EXPECT_EQ(card.moe->dense_layers, 2);
   EXPECT_EQ(refused(with(minimal("qwen3_moe"), {{"mlp_only_layers", {4}}})).first, "/mlp_only_layers/0");
   json no_width = with(minimal("qwen3_moe"), {{"mlp_only_layers", {0}}});
@@ -95,8 +95,11 @@ TEST(ConfigReading, SparseStepAndMlpOnlyLayersChooseTheDenseLayers) {
 }
 
 TEST(ConfigReading, RopeFromEitherSchemaAndSpelling) {
-  const json llama3 = {{"rope_type", "llama3"},     {"factor", 8.0},          {"low_freq_factor", 1.0},
-                       {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
+  const json llama3 = {{"rope_type", "llama3"},
+                       {"factor", 8.0},
+                       {"low_freq_factor", 1.0},
+                       {"high_freq_factor", 4.0},
+                       {"original_max_position_embeddings", 8192}};
   auto c = parse(with(minimal("llama"), {{"rope_theta", 500000.0}, {"rope_scaling", llama3}}));
   EXPECT_EQ(c.rope.type, "llama3");
   EXPECT_EQ(c.rope.theta, 500000.0);
@@ -110,15 +113,16 @@ TEST(ConfigReading, RopeFromEitherSchemaAndSpelling) {
   EXPECT_EQ(c.rope.original_max_position, 4096.0);
   EXPECT_EQ(c.rope.factor, 4.0);
   // yarn without a factor: max_position_embeddings / original.
-  c = parse(with(minimal("qwen3"), {{"max_position_embeddings", 131072},
-                                    {"rope_scaling", {{"rope_type", "yarn"}, {"original_max_position_embeddings", 32768}}}}));
+  c = parse(
+      with(minimal("qwen3"), {{"max_position_embeddings", 131072},
+                              {"rope_scaling", {{"rope_type", "yarn"}, {"original_max_position_embeddings", 32768}}}}));
   EXPECT_EQ(c.rope.factor, 4.0);
   // rope_scaling wins over rope_parameters; an empty one does not.
   c = parse(with(minimal("llama"), {{"rope_scaling", {{"rope_type", "linear"}, {"factor", 2}}},
                                     {"rope_parameters", {{"rope_type", "default"}}}}));
   EXPECT_EQ(c.rope.type, "linear");
-  c = parse(with(minimal("llama"), {{"rope_scaling", json::object()},
-                                    {"rope_parameters", {{"rope_type", "linear"}, {"factor", 3}}}}));
+  c = parse(with(minimal("llama"),
+                 {{"rope_scaling", json::object()}, {"rope_parameters", {{"rope_type", "linear"}, {"factor", 3}}}}));
   EXPECT_EQ(c.rope.factor, 3.0);
   // Written back in the legacy schema, it reads the same.
   c = parse(with(minimal("llama"), {{"rope_theta", 500000.0}, {"rope_scaling", llama3}}));

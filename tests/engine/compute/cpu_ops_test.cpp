@@ -22,7 +22,7 @@ TEST(CpuOps, LinearIsXTimesWTransposed) {
   const int rows = 3, in = 5, out = 4;
   const auto x = random_vector(rows * in, 1), w = random_vector(out * in, 2);
   std::vector<float> y(rows * out, 1.0f);
-  cpu::linear(x, rows, in, w, out, y, /*accumulate=*/true);
+  cpu::linear(x, rows, in, w.data(), out, y, /*accumulate=*/true);
   for (int r = 0; r < rows; ++r)
     for (int o = 0; o < out; ++o) {
       double want = 1.0;

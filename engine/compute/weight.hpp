@@ -1,0 +1,45 @@
+// A weight matrix as CpuBackend multiplies by it: a [rows x cols] block of a
+// stored matrix, either f32 (read in place from the mapped file when its
+// bytes are aligned, else from a copy) or MLX affine-quantized (the packed
+// words, scales and biases, in place or copied likewise; never expanded).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "engine/compute/affine_kernels.hpp"
+
+namespace engine {
+
+class Weight {
+ public:
+  Weight() = default;
+  // `keep` holds what the pointers point into (the mapped checkpoint, or a copy).
+  static Weight dense(const float* data, std::int64_t ld, int rows, int cols, std::shared_ptr<const void> keep);
+  static Weight affine(const cpu::AffineRows& w, std::int64_t col0, int rows, int cols,
+                       std::shared_ptr<const void> keep);
+
+  int rows() const { return rows_; }
+  int cols() const { return cols_; }
+  bool quantized() const { return f32_ == nullptr && rows_ > 0; }
+  // Whether it computes from its own copy rather than the mapped file.
+  bool copied() const { return copied_; }
+  void set_copied(bool c) { copied_ = c; }
+
+  // y[n x rows] (+)= x[n x cols] · Wᵀ.
+  void linear(std::span<const float> x, int n, std::span<float> y, bool accumulate = false) const;
+  // Row r as floats (an embedding lookup).
+  void row(int r, std::span<float> out) const;
+
+ private:
+  const float* f32_ = nullptr;
+  std::int64_t ld_ = 0;
+  cpu::AffineRows affine_;
+  std::int64_t col0_ = 0;
+  int rows_ = 0, cols_ = 0;
+  bool copied_ = false;
+  std::shared_ptr<const void> keep_;
+};
+
+}  // namespace engine
