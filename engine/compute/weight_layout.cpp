@@ -39,10 +39,10 @@ ModuleLayout WeightLayout::module(const std::string& module, std::int64_t out, s
     throw InputError(ck_->file(module + ".bias").path(), "/" + module + ".bias", "additive biases are not supported");
   l.file = &ck_->file(name);
   if (!ck_->has(module + ".scales")) {
-    l.weight = &l.file->info(name, with_lead(stacked, {out, in}));
-    if (l.weight->dtype == "U32")
+    if (l.file->info(name).dtype == "U32")  // before its shape, which says only that it is packed
       throw InputError(l.file->path(), where + "/dtype",
                        fmt::format("packed values, but {}.scales is missing", module));
+    l.weight = &l.file->info(name, with_lead(stacked, {out, in}));
     return l;
   }
   if (!c_.quant.present)

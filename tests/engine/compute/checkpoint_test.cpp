@@ -115,6 +115,25 @@ TEST(Checkpoint, ATensorInTwoShardsIsRefused) {
   EXPECT_NE(e.reason().find("model-00001-of-00002.safetensors"), std::string::npos) << e.what();
 }
 
+// A Qwen3-MoE checkpoint with MLX's stacked experts loads; one missing a
+// stacked tensor is refused when the scenario is read, not by failing requests.
+TEST(Checkpoint, StackedExpertsLoadAndAMissingOneIsRefusedAtLoad) {
+  const std::string dir = fresh_dir("ckpt-switch-mlp");
+  engine::write_random_model(dir, small(), 5, {.shards = 2, .bits = 8, .group_size = 32});
+  const engine::Checkpoint ck(dir);
+  EXPECT_EQ(ck.info("model.layers.1.mlp.switch_mlp.down_proj.weight").shape,
+            (std::vector<std::int64_t>{4, 64, 64 * 8 / 32}));
+  EXPECT_FALSE(ck.has("model.layers.1.mlp.experts.0.down_proj.weight"));
+  EXPECT_EQ(engine::load_model_card(dir).quantizations.at(0).name, "mlx-8bit");
+  const std::string index = dir + "/model.safetensors.index.json";
+  json j = read_json(index);
+  j["weight_map"].erase("model.layers.1.mlp.switch_mlp.up_proj.scales");
+  write_json(index, j);
+  const auto e = refusal([&] { engine::load_model_card(dir); });
+  EXPECT_EQ(e.json_path(), "/model.layers.1.mlp.switch_mlp.up_proj.weight/dtype");
+  EXPECT_NE(e.reason().find(".scales is missing"), std::string::npos) << e.what();
+}
+
 // A module's weight is mapped iff its bytes sit at an aligned file offset.
 TEST(Checkpoint, WeightsAreMappedWhenAlignedAndCopiedWhenNot) {
   for (const bool mlx : {false, true}) {

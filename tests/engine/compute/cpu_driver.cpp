@@ -58,11 +58,14 @@ int CpuDriver::step(const std::vector<int>& ids) {
   const bool expert = plan_.strategy == engine::Strategy::kExpert, split = ranks_.size() > 1;
   for (auto& b : ranks_) b->begin_step(step);
   if (split && !expert) sum_hidden();
+  // As the executor: expert parallel sums the FFN of the layers the card counts as MoE only.
+  const engine::ModelCard card = engine::model_card(config_, "driven", {"f32", 32});
   for (int l = 0; l < config_.num_hidden_layers; ++l) {
     for (auto& b : ranks_) b->run(engine::OpKind::kAttention, l, shape, split && !expert);
     if (split && !expert) sum_hidden();
-    for (auto& b : ranks_) b->run(engine::OpKind::kFfn, l, shape, split);
-    if (split) sum_hidden();
+    const bool split_ffn = split && (!expert || card.is_moe_layer(l));
+    for (auto& b : ranks_) b->run(engine::OpKind::kFfn, l, shape, split_ffn);
+    if (split_ffn) sum_hidden();
   }
   logits_.clear();
   int best = -1;
