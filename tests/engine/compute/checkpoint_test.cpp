@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cpu_driver.hpp"
@@ -132,6 +133,35 @@ TEST(Checkpoint, StackedExpertsLoadAndAMissingOneIsRefusedAtLoad) {
   const auto e = refusal([&] { engine::load_model_card(dir); });
   EXPECT_EQ(e.json_path(), "/model.layers.1.mlp.switch_mlp.up_proj.weight/dtype");
   EXPECT_NE(e.reason().find(".scales is missing"), std::string::npos) << e.what();
+}
+
+// Unquantized experts stacked as mlp.switch_mlp.* ([E, out, in], how mlx-lm
+// saves a bf16 or f32 Qwen3-MoE) compute as the per-expert tensors do.
+TEST(Checkpoint, UnquantizedStackedExpertsComputeAsPerExpertOnes) {
+  const std::string hf = fresh_dir("ckpt-experts-hf"), mlx = fresh_dir("ckpt-experts-stacked");
+  engine::write_random_model(hf, small(), 6);
+  const engine::SafetensorsFile f(hf + "/model.safetensors");
+  std::vector<engine::NamedTensor> out;
+  std::map<std::string, engine::NamedTensor> stacks;
+  for (const auto& [name, t] : f.tensors()) {
+    const auto at = name.find(".mlp.experts.");
+    if (at == std::string::npos) {
+      out.push_back({name, t.shape, f.read(name, t.shape)});
+      continue;
+    }
+    const std::string rest = name.substr(at + 13), proj = rest.substr(rest.find('.') + 1);
+    const int e = std::stoi(rest.substr(0, rest.find('.')));
+    engine::NamedTensor& stack = stacks[name.substr(0, at) + ".mlp.switch_mlp." + proj];
+    stack.shape = {small().num_experts, t.shape[0], t.shape[1]};
+    stack.data.resize(stack.shape[0] * stack.shape[1] * stack.shape[2]);
+    const auto values = f.read(name, t.shape);
+    std::copy(values.begin(), values.end(), stack.data.begin() + e * values.size());
+  }
+  for (auto& [name, t] : stacks) out.push_back({name, t.shape, t.data});
+  fs::copy_file(hf + "/config.json", mlx + "/config.json");
+  engine::write_safetensors(mlx + "/model.safetensors", out);
+  EXPECT_EQ(tokens(mlx), tokens(hf));
+  EXPECT_EQ(engine::Checkpoint(mlx).has("model.layers.0.mlp.experts.0.up_proj.weight"), false);
 }
 
 // A module's weight is mapped iff its bytes sit at an aligned file offset.
