@@ -1,9 +1,11 @@
-// Real math for one shard of a model directory (engine/model_config.hpp): a
+// Real math for one shard of a model directory (engine/compute/model_config.hpp): a
 // Llama/Qwen3 decoder with RMSNorm, RoPE, grouped-query attention over a KV
 // cache per request, SwiGLU or top-k MoE, and an LM head with greedy argmax.
 // It loads only the slices its shard holds, placed as the planner says:
 // tensor parallel splits heads, FFN columns and vocabulary; pipeline splits
-// layers; expert parallel splits the experts.
+// layers; expert parallel splits the experts. Weights are used in place from
+// the mapped files where aligned (engine/compute/weight_loader.hpp); MLX
+// quantized ones stay packed.
 #pragma once
 
 #include <map>

@@ -1,7 +1,8 @@
 // A model directory in the Hugging Face layout: config.json (the keys of the
-// "llama", "qwen3" and "qwen3_moe" model types) and model.safetensors.
-// REQUIRES of a directory: both files; the loader refuses anything else with
-// the file, the JSON path and the reason (InputError).
+// "llama", "qwen3" and "qwen3_moe" model types) and the weights
+// (engine/compute/checkpoint.hpp: model.safetensors or its shards; F32, BF16,
+// F16 or MLX affine-quantized). The loader refuses anything else with the
+// file, the JSON path and the reason (InputError).
 // A key left out takes the default of transformers' config class for the
 // model_type (FORMATS.md "Constructor defaults"), not one of meshinfer's.
 #pragma once
