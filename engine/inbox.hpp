@@ -34,6 +34,11 @@ class Inbox {
   std::optional<Payload> take(int src, int tag);
   // Drops every payload whose tag `stale(tag)` holds; returns how many, by sender.
   std::map<int, std::size_t> drop_if(const std::function<bool(int tag)>& stale);
+  // The real bytes waiting from `src`.
+  std::uint64_t waiting_bytes(int src) const {
+    const auto it = waiting_bytes_.find(src);
+    return it == waiting_bytes_.end() ? 0 : it->second;
+  }
   // Whether take(src, tag) would return a payload.
   bool holds(int src, int tag) const { return queues_.contains({src, tag}); }
 

@@ -1,7 +1,8 @@
 // What every transport (TcpRuntime, VerbsRuntime) keeps of a peer besides its
-// wire, and the two rules they share: a failed peer stays failed with its
-// first reason and drops what was queued for it; a closing runtime flushes
-// what is queued for live peers, but never waits past its bound.
+// wire, and the rules they share: a failed peer stays failed with its first
+// reason and drops what was queued for it; a closing runtime flushes what is
+// queued for live peers, but never waits past its bound; a wait polls a while
+// before it sleeps.
 #pragma once
 
 #include <algorithm>
@@ -14,6 +15,11 @@
 #include "engine/inbox.hpp"
 
 namespace hw {
+
+// How long a wait polls its wire, yielding the core, before it sleeps: the
+// next message of a collective is often microseconds away, less than it takes
+// to wake a sleeping process.
+inline constexpr auto kSpinBeforeSleeping = std::chrono::microseconds(50);
 
 // `Out`: one queued outgoing message, in the transport's own form.
 template <class Out>

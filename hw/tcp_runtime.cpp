@@ -30,10 +30,6 @@ constexpr double kSendStallSeconds = 60;
 constexpr double kCloseDrainSeconds = 10;
 // What a busy-waiting compute() spins through: longer than a sleep's usual overshoot.
 constexpr auto kSpinTail = std::chrono::microseconds(200);
-// How long a wait for the sockets polls, yielding the core, before it sleeps:
-// the next message of a collective is often microseconds away, less than it
-// takes to wake a sleeping process.
-constexpr auto kSpinBeforeSleeping = std::chrono::microseconds(50);
 
 // poll() on `fds` until one is ready or `until`, spinning first.
 int poll_until(std::vector<pollfd>& fds, std::chrono::steady_clock::time_point until) {

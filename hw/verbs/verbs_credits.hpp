@@ -1,14 +1,14 @@
 // Credit-based flow control for one peer, so a SEND never outruns a posted
 // RECV and a receiver that reads nothing stops its sender. A credit is one
 // receive slot (one frame) the peer has posted for us. The receiver reposts a
-// slot at once (the frame is copied out) but owes it back only once the frame
-// is consumed: at once for a credit-only frame or a frame of a message under
-// way, and for the frame that completes a message when recv() takes that
-// message. So at most depth - 1 unread messages wait per peer. What is owed
+// slot at once (the frame is copied out) and owes it back once consumed: at
+// once while what the peer's messages hold here (unread, or waiting to be
+// forwarded) is under the receiver's bound, else when that drops under it. So
+// a peer that is not read stops after the bound and one window. What is owed
 // goes back in the header of the next frame to that peer. One credit stays
-// reserved for a credit-only frame, sent when half the window is owed or when
-// the peer has no credit left for data; never for one owed slot alone, so two
-// idle peers do not return each other's credit frames forever.
+// reserved for a frame without messages, sent when half the window is owed or
+// when the peer has no credit left for data; never for one owed slot alone, so
+// two idle peers do not return each other's credit frames forever.
 #pragma once
 
 #include <algorithm>
@@ -43,7 +43,7 @@ class CreditWindow {
   }
 
   // A frame from the peer arrived (its slot reposted) carrying `granted`
-  // credits; it stays unread until consume().
+  // credits; its slot is not owed back until consume().
   void on_frame(std::uint32_t granted) {
     if (granted > depth_ - credits_) throw std::runtime_error("peer returned more credits than it was given");
     credits_ += granted;

@@ -23,6 +23,11 @@ struct VerbsOptions {
   // UC resends nothing, so a frame lost at the end of a burst shows as a gap
   // only when a later frame arrives, and the peer may have nothing more to send.
   double ask_after_s = 0.2;
+  // What one peer's messages may hold here (unread, or waiting to be
+  // forwarded) before its frames are owed back no more: it then stops after
+  // one window. Above the engine's largest message, so one unread message of
+  // any tag never stops the next.
+  std::uint64_t max_held_bytes = std::uint64_t{256} << 20;
 };
 
 }  // namespace hw

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <poll.h>
+#include <sched.h>
 
 #include <random>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include "hw/platform.hpp"
 #include "hw/socket_util.hpp"
 #include "hw/verbs/verbs_api.hpp"
+#include "hw/verbs/verbs_frames.hpp"
 #include "hw/verbs/verbs_link.hpp"
 
 namespace hw {
@@ -30,7 +32,7 @@ void check_options(int rank, int world, const VerbsOptions& o) {
 
 }  // namespace
 
-VerbsRuntime::Peer::Peer(std::uint32_t depth) : credits(depth) {}
+VerbsRuntime::Peer::Peer(std::uint32_t depth, int world) : credits(depth), reader(kMaxMessageBytes, world) {}
 VerbsRuntime::Peer::Peer(Peer&&) noexcept = default;
 VerbsRuntime::Peer::~Peer() = default;
 
@@ -48,7 +50,7 @@ VerbsRuntime::VerbsRuntime(int rank, int world, const VerbsOptions& options, eng
       relayed_for_(world, false) {
   check_options(rank, world, options);
   peers_.reserve(world);
-  for (int p = 0; p < world; ++p) peers_.emplace_back(options.queue_depth);
+  for (int p = 0; p < world; ++p) peers_.emplace_back(options.queue_depth, world);
   connect_all(side_channel, api);
 }
 
@@ -75,15 +77,21 @@ void VerbsRuntime::connect_all(engine::Runtime& side, VerbsApi& api) {
 
 VerbsRuntime::~VerbsRuntime() {
   const auto until = deadline_in(options_.peer_timeout_s);
+  // Every peer is told this is the last frame, so it knows it has them all
+  // (see from_side). A relay must hear it, to stop forwarding for us; another
+  // peer is told only if a credit allows, as a peer that reads nothing more waits no goodbye.
+  std::vector<bool> relays_for_us(world_, false);
   for (int relay : relay_)
-    if (relay >= 0) peers_[relay].owes_close = true;
+    if (relay >= 0) relays_for_us[relay] = true;
+  for (Peer& peer : peers_) peer.owes_close = true;
   // A peer behind a detour is owed nothing on its own queue pair (its cable is dead).
   auto pending = [&] {
     for (int p = 0; p < world_; ++p) {
       if (!live(p)) continue;
       const Peer& peer = peers_[p];
       if (relay_[p] < 0 && (!peer.out.empty() || peer.link->sends_in_flight())) return true;
-      if (peer.owes_close || (relayed_for_[p] && !peer.closed)) return true;
+      if (peer.owes_close && (relays_for_us[p] || peer.credits.credits() > 0)) return true;
+      if (relayed_for_[p] && !peer.closed) return true;
     }
     return false;
   };
@@ -102,13 +110,10 @@ void VerbsRuntime::send(int dst, int tag, engine::Payload payload) {
     if (!p.failure.empty()) meet_failure(dst);
     if (p.on_side) return side_channel_.send(dst, tag, std::move(payload));
   }
-  enqueue(hop, {.tag = tag, .payload = std::move(payload), .route = {.forward_to = hop == dst ? -1 : dst}});
+  if (payload.size > kMaxMessageBytes)
+    throw std::invalid_argument(fmt::format("a {}-byte message is over the {}-byte limit", payload.size, kMaxMessageBytes));
+  peers_[hop].out.emplace_back(tag, std::move(payload), FrameRoute{.forward_to = hop == dst ? -1 : dst});
   step(hop);
-}
-
-void VerbsRuntime::enqueue(int hop, OutMessage message) {
-  message.frames = frames_for(message.payload.size, options_.frame_bytes);
-  peers_[hop].out.push_back(std::move(message));
 }
 
 engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
@@ -136,8 +141,8 @@ engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
 
 std::optional<engine::Payload> VerbsRuntime::take(int src, int tag) {
   if (auto message = inbox_.take(src, tag)) {
-    peers_[src].credits.consume();
-    if (live(src)) step(src);  // the credit goes back now if the peer waits for it
+    release_credits(src);
+    if (live(src) && peers_[src].credits.should_return_credits()) push(src);  // the peer may wait for them
     return message;
   }
   return relayed_inbox_.take(src, tag);
@@ -159,9 +164,20 @@ void VerbsRuntime::give_up(int peer, const std::string& why) {
 }
 
 void VerbsRuntime::fail(int peer, const std::string& why) {
-  for (const OutMessage& m : peers_.at(peer).out)
-    if (m.holds_slot_of >= 0) peers_[m.holds_slot_of].credits.consume();
+  for (const OutMessage& m : peers_.at(peer).out) forwarded(m);
   peers_[peer].fail(why);
+}
+
+void VerbsRuntime::forwarded(const OutMessage& m) {
+  if (m.forwarded_for < 0) return;
+  peers_[m.forwarded_for].forwarding -= m.payload.size;
+  release_credits(m.forwarded_for);
+}
+
+void VerbsRuntime::release_credits(int peer) {
+  Peer& p = peers_[peer];
+  if (inbox_.waiting_bytes(peer) + p.forwarding > options_.max_held_bytes) return;
+  while (p.credits.unread() > 0) p.credits.consume();
 }
 
 bool VerbsRuntime::route_via(int dst, int relay) {
@@ -186,6 +202,15 @@ std::optional<engine::Payload> VerbsRuntime::from_side(int src, int tag) {
   try {
     return side_channel_.recv(src, tag, 0);
   } catch (const engine::PeerFailure& e) {
+    // A closing peer's side channel goes after its last frames left, which
+    // may still be on their way: while its queue pair works and has not said
+    // goodbye, they get as long as a silence before an ask.
+    Peer& p = peers_[src];
+    const auto now = Clock::now();
+    if (live(src) && !p.closed) {
+      if (!p.side_lost_at) p.side_lost_at = now;
+      if (now - *p.side_lost_at < std::chrono::duration<double>(options_.ask_after_s)) return std::nullopt;
+    }
     fail(src, std::string("side channel lost: ") + e.what());
   } catch (const engine::Timeout&) {
   }
@@ -198,20 +223,27 @@ bool VerbsRuntime::use_secondary_network() {
 }
 
 void VerbsRuntime::drop_waiting(const std::function<bool(int tag)>& stale) {
-  for (const auto& [src, messages] : inbox_.drop_if(stale))
-    for (std::size_t k = 0; k < messages; ++k) peers_[src].credits.consume();  // as if taken: the slots go back
+  for (const auto& dropped : inbox_.drop_if(stale)) release_credits(dropped.first);  // as if taken
   relayed_inbox_.drop_if(stale);
   side_channel_.drop_waiting(stale);
 }
 
 void VerbsRuntime::progress(Clock::time_point until, int src, int tag) {
-  for (;;) {
+  for (auto busy_at = Clock::now();;) {
     bool moved = false;
     for (int p = 0; p < world_; ++p)
       if (live(p)) moved |= step(p);
     if (src >= 0 && (holds(src, tag) || !peers_[hop_to(src)].failure.empty())) return;
-    if (Clock::now() >= until) return;
-    if (!moved) wait_for_completion(until);
+    const auto now = Clock::now();
+    if (now >= until) return;
+    if (moved) {
+      busy_at = now;
+    } else if (now - busy_at < kSpinBeforeSleeping) {
+      sched_yield();
+    } else {
+      wait_for_completion(until);
+      busy_at = Clock::now();
+    }
   }
 }
 
@@ -257,67 +289,68 @@ bool VerbsRuntime::step(int peer) {
 void VerbsRuntime::on_frame(int peer, std::span<const std::byte> frame) {
   Peer& p = peers_[peer];
   const FrameHeader h = read_frame_header(frame);
+  if (h.sequence != p.expected_sequence)
+    throw FrameError(fmt::format("frame {} arrived where frame {} was expected (a frame was lost)", h.sequence,
+                                 p.expected_sequence));
+  ++p.expected_sequence;
   p.heard_at = Clock::now();
   p.owes_answer |= h.asks;
   p.closed |= h.closes;
   p.credits.on_frame(h.credits);
-  auto message = p.assembler.accept(h, frame);
-  if (!message) return p.credits.consume();  // copied into the message under way, or only credits
-  auto& [tag, payload] = *message;
-  const int hop = h.route.hop();
-  if ((h.route.forward_to >= 0 || h.route.relayed_from >= 0) && (hop >= world_ || hop == rank_ || hop == peer))
+  for (auto stream = frame.subspan(kFrameHeaderBytes, h.used); !stream.empty();)
+    if (auto message = p.reader.read(stream)) deliver(peer, std::move(*message));
+  release_credits(peer);
+}
+
+void VerbsRuntime::deliver(int peer, InMessage m) {
+  const FrameRoute route = m.header.route;
+  const int hop = route.hop();
+  if ((route.forward_to >= 0 || route.relayed_from >= 0) && (hop == rank_ || hop == peer))
     throw FrameError(fmt::format("frame routed through rank {}, not a third rank of the {}", hop, world_));
-  if (h.route.forward_to >= 0) return forward(peer, hop, tag, std::move(payload));
-  if (h.route.relayed_from >= 0) {
-    p.credits.consume();  // the relay's slot goes back at once: a relayed message holds none
-    if (!relayed_inbox_.put(hop, tag, std::move(payload)))
+  if (route.forward_to >= 0) return forward(peer, hop, m.header.tag, std::move(m.payload));
+  if (route.relayed_from >= 0) {  // the relay holds nothing for it: its frames' slots go back at once
+    if (!relayed_inbox_.put(hop, m.header.tag, std::move(m.payload)))
       throw FrameError(fmt::format("relayed more from rank {} than may wait unread", hop));
     return;
   }
-  if (!inbox_.put(peer, tag, std::move(payload)))  // its slot is owed once recv() takes it
+  if (!inbox_.put(peer, m.header.tag, std::move(m.payload)))
     throw FrameError("sent more than the bytes that may wait unread");
 }
 
 // Queued behind what `to` already has, in arrival order; sent by the next round of progress().
 void VerbsRuntime::forward(int from, int to, int tag, engine::Payload message) {
   relayed_for_[from] = true;
-  if (!live(to)) return peers_[from].credits.consume();  // lost, as on a dead cable
-  enqueue(to, {.tag = tag, .payload = std::move(message), .route = {.relayed_from = from}, .holds_slot_of = from});
+  if (!live(to)) return;  // lost, as on a dead cable
+  peers_[from].forwarding += message.size;
+  OutMessage& m = peers_[to].out.emplace_back(tag, std::move(message), FrameRoute{.relayed_from = from});
+  m.forwarded_for = from;
 }
 
 bool VerbsRuntime::push(int peer) {
   Peer& p = peers_[peer];
   bool moved = false;
-  while (!p.out.empty() && p.credits.can_send_data()) {
+  for (;;) {
+    const bool data = !p.out.empty() && p.credits.can_send_data();
+    // An ask or its answer never takes the credit kept for returning credits;
+    // the last frame, after which nothing is sent, may.
+    const bool note = (p.asking || p.owes_answer) && p.credits.can_send_data();
+    const bool closing = p.owes_close && p.out.empty() && p.credits.credits() > 0;
+    if (!data && !note && !closing && !p.credits.should_return_credits()) return moved;
     const std::span<std::byte> frame = p.link->next_send_frame();
-    if (frame.empty()) break;
-    OutMessage& m = p.out.front();
-    const std::uint32_t grant = p.credits.spend();
-    pack_frame(frame, m.tag, m.payload, m.next_frame, p.next_sequence++, grant, m.route);
+    if (frame.empty()) return moved;
+    const std::size_t used =
+        data ? write_queue(p.out, frame.subspan(kFrameHeaderBytes), [&](const OutMessage& m) { forwarded(m); }) : 0;
+    const bool last = p.owes_close && p.out.empty();
+    write_frame_header(frame, {.asks = p.asking,
+                               .closes = last,
+                               .credits = p.credits.spend(),
+                               .used = static_cast<std::uint32_t>(used),
+                               .sequence = p.next_sequence++});
     p.link->post_next_send();
+    p.asking = p.owes_answer = false;
+    p.owes_close &= !last;
     moved = true;
-    if (++m.next_frame < m.frames) continue;
-    if (m.holds_slot_of >= 0) peers_[m.holds_slot_of].credits.consume();  // forwarded: the origin may send again
-    p.out.pop_front();
   }
-  if (moved) p.owes_answer = false;  // a data frame answers an ask as well
-  // An ask or its answer never takes the credit kept for returning credits;
-  // the last frame, after which nothing is sent, may.
-  const bool optional = (p.asking || p.owes_answer) && p.credits.can_send_data();
-  const bool closing = p.owes_close && p.out.empty() && p.credits.credits() > 0;
-  if (p.credits.should_return_credits() || optional || closing) {
-    const std::span<std::byte> frame = p.link->next_send_frame();
-    if (!frame.empty()) {
-      const std::uint32_t grant = p.credits.spend();
-      const CreditNote note = closing ? CreditNote::kClose : p.asking ? CreditNote::kAsk : CreditNote::kNone;
-      pack_credit_frame(frame, p.next_sequence++, grant, note);
-      p.link->post_next_send();
-      p.asking = p.owes_answer = false;
-      p.owes_close &= !closing;
-      moved = true;
-    }
-  }
-  return moved;
 }
 
 // A peer that neither frees credits nor completes our sends for

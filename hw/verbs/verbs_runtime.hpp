@@ -1,6 +1,7 @@
 // engine::Runtime over RDMA verbs (rdma-core on Linux, librdma on macOS):
-// one queue pair per peer, two-sided SEND/RECV of fixed-stride frames, credit
-// flow control, every completion checked and every wait bounded. Endpoints
+// one queue pair per peer, two-sided SEND/RECV of fixed-stride frames that
+// carry the peer's message stream (hw/message_stream.hpp) packed end to end,
+// credit flow control, every completion checked and every wait bounded. Endpoints
 // are exchanged over a side channel (a TcpRuntime connected to every peer).
 // A failed completion, a silent peer or a gap in a peer's frame sequence (UC
 // resends nothing; a receive that hears nothing asks the peer for a frame, so
@@ -8,8 +9,8 @@
 // side channel is also the secondary network: a peer whose queue pair failed,
 // and every peer once the engine falls back, is reached over it. A detour
 // (route_via) sends a peer's messages through a third rank, which forwards
-// them whole and in order; a forwarded message holds its frame slot at the
-// relay until it has left, so the sender's credits bound what a relay keeps.
+// them whole and in order; what a relay holds to forward counts against its
+// sender's credits as unread messages do, so the sender's credits bound it.
 #pragma once
 
 #include <chrono>
@@ -21,10 +22,10 @@
 
 #include "engine/inbox.hpp"
 #include "engine/runtime.hpp"
+#include "hw/message_stream.hpp"
 #include "hw/peer_state.hpp"
 #include "hw/tcp_runtime.hpp"
 #include "hw/verbs/verbs_credits.hpp"
-#include "hw/verbs/verbs_frames.hpp"
 #include "hw/verbs/verbs_options.hpp"
 
 namespace hw {
@@ -68,27 +69,23 @@ class VerbsRuntime : public engine::Runtime {
 
  private:
   using Clock = std::chrono::steady_clock;
-  struct OutMessage {
-    int tag;
-    engine::Payload payload;
-    std::uint64_t frames = 0, next_frame = 0;  // frames: set when queued
-    FrameRoute route{};
-    int holds_slot_of = -1;  // forwarded for this rank, whose frame slot it holds until sent
-  };
   struct Peer : PeerState<OutMessage> {
-    explicit Peer(std::uint32_t depth);
+    Peer(std::uint32_t depth, int world);
     Peer(Peer&&) noexcept;
     ~Peer();  // out of line: VerbsLink is complete only in the .cpp
     std::unique_ptr<VerbsLink> link;
     CreditWindow credits;
-    FrameAssembler assembler;
-    std::uint64_t next_sequence = 0;
+    MessageReader reader;
+    std::uint64_t next_sequence = 0;      // of the next frame we send it
+    std::uint64_t expected_sequence = 0;  // of the next frame it sends us
+    std::uint64_t forwarding = 0;         // bytes of its messages this rank has yet to forward
     std::optional<Clock::time_point> stalled_since;
+    std::optional<Clock::time_point> side_lost_at;  // its side channel closed
     Clock::time_point heard_at = Clock::now();  // its last frame, or our last ask
     bool asking = false;                        // send it a frame that asks for one
     bool owes_answer = false;                   // it asked us for a frame
     bool on_side = false;                       // its messages go over the side channel
-    bool owes_close = false;                    // it relays for us: our last frame says we are done
+    bool owes_close = false;                    // we are closing: our last frame says so
     bool closed = false;                        // it said it is done
   };
 
@@ -97,16 +94,21 @@ class VerbsRuntime : public engine::Runtime {
   void progress(Clock::time_point until, int src = -1, int tag = 0);
   void wait_for_completion(Clock::time_point until);
   bool step(int peer);
+  // Packs what is queued for `peer` into frames and posts them while credits
+  // and send slots last, with what is owed or asked for.
   bool push(int peer);
-  // Queues `message` for `hop` (progress() or step() sends it).
-  void enqueue(int hop, OutMessage message);
   void on_frame(int peer, std::span<const std::byte> frame);
+  void deliver(int peer, InMessage message);
   // The relay's part: `message` from `from` goes on to `to`, or is lost with a lost `to`.
   void forward(int from, int to, int tag, engine::Payload message);
+  // `peer`'s frames are owed back while what its messages hold here is under the bound.
+  void release_credits(int peer);
+  // A message forwarded for `origin` left or was dropped: it holds nothing here any more.
+  void forwarded(const OutMessage& message);
   // The oldest message from `src` with `tag`, direct or relayed.
   std::optional<engine::Payload> take(int src, int tag);
   bool holds(int src, int tag) const { return inbox_.holds(src, tag) || relayed_inbox_.holds(src, tag); }
-  // PeerState::fail, and the slots of forwarded messages that will now never leave go back.
+  // PeerState::fail, and what forwarded messages that will now never leave held goes back.
   void fail(int peer, const std::string& why);
   // A receive from `peer` that has heard nothing for options_.ask_after_s asks it for a frame.
   void ask_if_silent(int peer);

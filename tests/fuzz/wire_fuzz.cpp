@@ -14,6 +14,7 @@
 #include "engine/epoch_runtime.hpp"
 #include "engine/liveness.hpp"
 #include "hw/hello.hpp"
+#include "hw/message_stream.hpp"
 #include "hw/node_result_codec.hpp"
 #include "hw/tcp_frame.hpp"
 #include "hw/verbs/verbs_frames.hpp"
@@ -24,14 +25,15 @@ constexpr std::size_t kStride = hw::kMinFrameStride;
 
 // The bytes as a run of verbs frames from one peer, the way VerbsRuntime reads them.
 void verbs_frames(std::span<const std::uint8_t> in) {
-  hw::FrameAssembler assembler;
+  hw::MessageReader reader(hw::kMaxMessageBytes, 8);
   std::vector<std::byte> frame(kStride);
   for (std::size_t at = 0; at < in.size(); at += kStride) {
     std::fill(frame.begin(), frame.end(), std::byte{0});
     std::memcpy(frame.data(), in.data() + at, std::min(kStride, in.size() - at));
     const hw::FrameHeader h = hw::read_frame_header(frame);
-    if (auto message = assembler.accept(h, frame))
-      if (message->second.size > hw::kMaxMessageBytes) __builtin_trap();
+    for (auto stream = std::span<const std::byte>(frame).subspan(hw::kFrameHeaderBytes, h.used); !stream.empty();)
+      if (auto message = reader.read(stream))
+        if (message->payload.size > hw::kMaxMessageBytes) __builtin_trap();
   }
 }
 
