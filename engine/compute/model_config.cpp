@@ -21,6 +21,9 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kModelTypes[] = {"llama", "qwen3", "qwen3_moe"};
+// Multi-head latent attention: engine/mla_config.hpp makes cards of them for
+// planning; CpuBackend has no MLA, so a run must not start on one.
+constexpr const char* kPlanningOnlyTypes[] = {"deepseek_v3", "kimi_k2"};
 
 // What CpuBackend does not compute must not be ignored silently.
 void refuse_unimplemented(ConfigReader& r) {
@@ -51,7 +54,13 @@ ModelConfig load_model_config(const std::string& dir) {
 ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file) {
   ConfigReader r(JsonObject(JsonValue(j, "", file)));
   ModelConfig c;
-  c.model_type = choice(r.need("model_type"), "model type", kModelTypes);
+  const JsonValue type = r.need("model_type");
+  const auto planning_only = std::find(std::begin(kPlanningOnlyTypes), std::end(kPlanningOnlyTypes), type.raw());
+  if (planning_only != std::end(kPlanningOnlyTypes))
+    type.fail(fmt::format("{} (multi-head latent attention) is for planning only: CpuBackend does not compute it; "
+                          "give `meshinfer plan --model` or a scenario's model path this config.json alone",
+                          type.as<std::string>()));
+  c.model_type = choice(type, "model type", kModelTypes);
   const bool llama = c.model_type == "llama", moe = c.model_type == "qwen3_moe";
   c.hidden_size = r.positive("hidden_size");
   c.num_hidden_layers = r.positive("num_hidden_layers");
