@@ -57,9 +57,10 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file)
   const JsonValue type = r.need("model_type");
   const auto planning_only = std::find(std::begin(kPlanningOnlyTypes), std::end(kPlanningOnlyTypes), type.raw());
   if (planning_only != std::end(kPlanningOnlyTypes))
-    type.fail(fmt::format("{} (multi-head latent attention) is for planning only: CpuBackend does not compute it; "
-                          "give `meshinfer plan --model` or a scenario's model path this config.json alone",
-                          type.as<std::string>()));
+    type.fail(
+        fmt::format("{} (multi-head latent attention) is for planning only: CpuBackend does not compute it; "
+                    "give `meshinfer plan --model` or a scenario's model path this config.json alone",
+                    type.as<std::string>()));
   c.model_type = choice(type, "model type", kModelTypes);
   const bool llama = c.model_type == "llama", moe = c.model_type == "qwen3_moe";
   c.hidden_size = r.positive("hidden_size");
