@@ -1,37 +1,15 @@
 #include "engine/compute/affine_kernels.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
-#include "engine/compute/safetensors.hpp"
+#include "engine/compute/affine_dot.hpp"
+#include "engine/compute/cpu_ops.hpp"
+#include "engine/compute/thread_pool.hpp"
 
 namespace engine::cpu {
 
 namespace {
-
-float load_scale(const void* base, ScaleType type, std::int64_t i) {
-  const auto* p = static_cast<const unsigned char*>(base);
-  if (type == ScaleType::kF32) {
-    float f;
-    std::memcpy(&f, p + 4 * i, 4);
-    return f;
-  }
-  std::uint16_t h;
-  std::memcpy(&h, p + 2 * i, 2);
-  return type == ScaleType::kBF16 ? bf16_to_float(h) : half_to_float(h);
-}
-
-using Dot = float (*)(const std::uint32_t*, std::int64_t, int, const float*);
-Dot dot_for(int bits) { return bits == 4 ? dot_q4 : dot_q8; }
-
-// The columns [col0, col0+cols) cut at group edges: a block of a tensor-parallel
-// split need not start on one.
-struct Segment {
-  std::int64_t first;  // stored column
-  int count, offset;   // elements, and where they start in x's row
-  std::int64_t group;
-};
 
 std::vector<Segment> segments(const AffineRows& w, std::int64_t col0, int cols) {
   std::vector<Segment> out;
@@ -44,67 +22,63 @@ std::vector<Segment> segments(const AffineRows& w, std::int64_t col0, int cols) 
   return out;
 }
 
+// Rows [r0, r0+rows) dequantized into out[rows x cols].
+void dequantize(const AffineKernels& k, const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs,
+                int cols, float* out) {
+  const Dequant dequant = w.bits == 4 ? k.dequant4 : k.dequant8;
+  for (int i = 0; i < rows; ++i) {
+    const std::int64_t r = r0 + i;
+    for (const Segment& s : segs) {
+      const std::int64_t g = r * w.row_groups + s.group;
+      dequant(w.q + r * w.row_words, s.first, s.count, load_scale(w.scales, w.scale_type, g),
+              load_scale(w.biases, w.scale_type, g), out + static_cast<std::size_t>(i) * cols + s.offset);
+    }
+  }
+}
+
+// Rows per piece of work: fixed by the shape, so any thread count computes the same.
+constexpr int kDotRows = 64, kBlockRows = 256;
+
 }  // namespace
 
-float dot_q4(const std::uint32_t* row, std::int64_t first, int n, const float* x) {
-  float sum = 0;
-  for (int i = 0; i < n; ++i) {
-    const std::int64_t j = first + i;
-    sum += static_cast<float>((row[j >> 3] >> ((j & 7) * 4)) & 0xFu) * x[i];
-  }
-  return sum;
-}
-
-float dot_q8(const std::uint32_t* row, std::int64_t first, int n, const float* x) {
-  float sum = 0;
-  for (int i = 0; i < n; ++i) {
-    const std::int64_t j = first + i;
-    sum += static_cast<float>((row[j >> 2] >> ((j & 3) * 8)) & 0xFFu) * x[i];
-  }
-  return sum;
-}
+const char* affine_kernel_isa() { return best_kernels().isa; }
 
 void affine_linear(std::span<const float> x, int n, const AffineRows& w, int rows, std::int64_t col0, int cols,
-                   std::span<float> y, bool accumulate) {
+                   std::span<float> y, bool accumulate, ThreadPool* pool) {
+  if (n == 0 || rows == 0) return;
+  const AffineKernels& k = best_kernels();
   const std::vector<Segment> segs = segments(w, col0, cols);
+  if (n >= kDequantizeFrom) {
+    run_blocks(pool, rows, kBlockRows, [&](int r0, int count) {
+      thread_local std::vector<float> block;  // reused: a fresh one would be page-faulted in every time
+      block.resize(static_cast<std::size_t>(count) * cols);
+      dequantize(k, w, r0, count, segs, cols, block.data());
+      linear_block(x.data(), n, cols, block.data(), cols, count, y.data() + r0, rows, accumulate);
+    });
+    return;
+  }
   // Σx per segment and input row: the bias term, shared by every output row.
   std::vector<float> xsum(segs.size() * n);
   for (int t = 0; t < n; ++t)
-    for (std::size_t k = 0; k < segs.size(); ++k) {
-      const float* xs = x.data() + static_cast<std::size_t>(t) * cols + segs[k].offset;
-      float s = 0;
-      for (int i = 0; i < segs[k].count; ++i) s += xs[i];
-      xsum[t * segs.size() + k] = s;
+    for (std::size_t s = 0; s < segs.size(); ++s) {
+      const float* xs = x.data() + static_cast<std::size_t>(t) * cols + segs[s].offset;
+      float sum = 0;
+      for (int i = 0; i < segs[s].count; ++i) sum += xs[i];
+      xsum[t * segs.size() + s] = sum;
     }
-  const Dot dot = dot_for(w.bits);
-  std::vector<float> acc(n);
-  for (int r = 0; r < rows; ++r) {
-    const std::uint32_t* words = w.q + r * w.row_words;
-    std::fill(acc.begin(), acc.end(), 0.0f);
-    for (std::size_t k = 0; k < segs.size(); ++k) {
-      const std::int64_t g = r * w.row_groups + segs[k].group;
-      const float scale = load_scale(w.scales, w.scale_type, g), bias = load_scale(w.biases, w.scale_type, g);
-      for (int t = 0; t < n; ++t)
-        acc[t] += scale * dot(words, segs[k].first, segs[k].count,
-                              x.data() + static_cast<std::size_t>(t) * cols + segs[k].offset) +
-                  bias * xsum[t * segs.size() + k];
-    }
+  const RowDot dot = w.bits == 4 ? k.dot4 : k.dot8;
+  run_blocks(pool, rows, kDotRows, [&](int r0, int count) {
+    float out[kDotRows];
     for (int t = 0; t < n; ++t) {
-      float& out = y[static_cast<std::size_t>(t) * rows + r];
-      out = accumulate ? out + acc[t] : acc[t];
+      dot(w, r0, count, segs, x.data() + static_cast<std::size_t>(t) * cols, xsum.data() + t * segs.size(), out);
+      float* yt = y.data() + static_cast<std::size_t>(t) * rows + r0;
+      for (int i = 0; i < count; ++i) yt[i] = accumulate ? yt[i] + out[i] : out[i];
     }
-  }
+  });
 }
 
 void affine_row(const AffineRows& w, std::int64_t r, std::int64_t col0, int cols, std::span<float> out) {
-  const Dot dot = dot_for(w.bits);
-  for (int i = 0; i < cols; ++i) {
-    const std::int64_t j = col0 + i, g = r * w.row_groups + j / w.group;
-    const float one = 1.0f;
-    // The value itself: scale·q + bias, q read by the same dot as the products.
-    out[i] = load_scale(w.scales, w.scale_type, g) * dot(w.q + r * w.row_words, j, 1, &one) +
-             load_scale(w.biases, w.scale_type, g);
-  }
+  dequantize(best_kernels(), w, r, 1, segments(w, col0, cols), cols, out.data());
 }
 
 }  // namespace engine::cpu

@@ -1,14 +1,19 @@
 // MLX affine-quantized matrices computed from their packed words (FORMATS.md
 // section 2.2): w[r, j] = scale[r, g]·q[r, j] + bias[r, g], g = j / group;
 // q packed LSB first, word k of a row holding elements k·(32/bits) + i at
-// shift i·bits. A product is Σ_g scale·(Σ q·x) + bias·(Σ x): per group, one
-// small dot of the packed values per width; no weight is expanded in memory.
+// shift i·bits. No weight is expanded in memory: a few rows (decode) are
+// dotted from the packed words, Σ_g scale·(Σ q·x) + bias·(Σ x); many
+// (prefill) go through BLAS one block of rows at a time, dequantized into a
+// small buffer. The inner kernels, and their exact order of sums, are in
+// affine_dot.hpp.
 #pragma once
 
 #include <cstdint>
 #include <span>
 
 namespace engine::cpu {
+
+class ThreadPool;
 
 enum class ScaleType { kF32, kBF16, kF16 };
 
@@ -23,15 +28,19 @@ struct AffineRows {
   std::int64_t row_words = 0, row_groups = 0;
 };
 
-// Σ_i x[i]·q[first + i] over n elements of one packed row.
-float dot_q4(const std::uint32_t* row, std::int64_t first, int n, const float* x);
-float dot_q8(const std::uint32_t* row, std::int64_t first, int n, const float* x);
+// Inputs from which a product dequantizes blocks of rows for BLAS rather than
+// dotting the packed words, one input row at a time.
+inline constexpr int kDequantizeFrom = 16;
 
-// y[n x rows] (+)= x[n x cols] · Wᵀ, W the stored columns [col0, col0+cols) of `rows` rows.
+// y[n x rows] (+)= x[n x cols] · Wᵀ, W the stored columns [col0, col0+cols) of
+// `rows` rows, on `pool`'s threads (none: this thread alone; the result is the same).
 void affine_linear(std::span<const float> x, int n, const AffineRows& w, int rows, std::int64_t col0, int cols,
-                   std::span<float> y, bool accumulate);
+                   std::span<float> y, bool accumulate, ThreadPool* pool = nullptr);
 
 // Stored row r, columns [col0, col0+cols), as floats (an embedding lookup).
 void affine_row(const AffineRows& w, std::int64_t r, std::int64_t col0, int cols, std::span<float> out);
+
+// The vector unit the kernels use here: "avx2", "neon" or "scalar".
+const char* affine_kernel_isa();
 
 }  // namespace engine::cpu

@@ -70,12 +70,13 @@ struct CpuBackend::Layer {
 };
 
 CpuBackend::CpuBackend(const std::string& dir, const Plan& plan, int rank, std::unique_ptr<Backend> timing,
-                       std::shared_ptr<ShardKv>& kv)
+                       std::shared_ptr<ShardKv>& kv, std::shared_ptr<cpu::ThreadPool> pool)
     : config_(load_model_config(dir)),
       slices_(shard_slices(config_, plan, rank)),
       rank_(rank),
       expert_(plan.strategy == Strategy::kExpert),
       timing_(std::move(timing)),
+      pool_(std::move(pool)),
       inv_freq_(rope_inv_freq(config_.rope, config_.head_dim)),
       attention_factor_(rope_attention_factor(config_.rope)) {
   if (!kv || !(kv->slices == slices_)) kv = std::make_shared<ShardKv>(ShardKv{slices_, {}});
@@ -176,9 +177,10 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
   std::vector<float> x(hidden_.size()), q(static_cast<std::size_t>(t) * nq * d),
       k(static_cast<std::size_t>(t) * nkv * d), v(k.size()), out(q.size()), cos(d / 2), sin(d / 2);
   cpu::rms_norm(hidden_, t, h, w.input_norm, c.rms_norm_eps, x);
-  w.q.linear(x, t, q);
-  w.k.linear(x, t, k);
-  w.v.linear(x, t, v);
+  cpu::ThreadPool* pool = pool_.get();
+  w.q.linear(x, t, q, false, pool);
+  w.k.linear(x, t, k, false, pool);
+  w.v.linear(x, t, v, false, pool);
   if (c.qk_norm()) {
     cpu::rms_norm(q, t * nq, d, w.q_norm, c.rms_norm_eps, q);
     cpu::rms_norm(k, t * nkv, d, w.k_norm, c.rms_norm_eps, k);
@@ -212,7 +214,7 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
     }
     row += slot.tokens;
   }
-  w.o.linear(out, t, hidden_, residual);
+  w.o.linear(out, t, hidden_, residual, pool);
 }
 
 void CpuBackend::ffn(const Layer& w, bool residual, bool partial) {
@@ -220,13 +222,14 @@ void CpuBackend::ffn(const Layer& w, bool residual, bool partial) {
   const int h = c.hidden_size, t = static_cast<int>(hidden_.size()) / h;
   std::vector<float> x(hidden_.size());
   cpu::rms_norm(hidden_, t, h, w.post_norm, c.rms_norm_eps, x);
-  auto swiglu = [](const Expert& e, std::span<const float> in, int rows, int width, std::span<float> out,
-                   bool accumulate) {
+  cpu::ThreadPool* pool = pool_.get();
+  auto swiglu = [pool](const Expert& e, std::span<const float> in, int rows, int width, std::span<float> out,
+                       bool accumulate) {
     std::vector<float> gate(static_cast<std::size_t>(rows) * width), up(gate.size());
-    e.gate.linear(in, rows, gate);
-    e.up.linear(in, rows, up);
+    e.gate.linear(in, rows, gate, false, pool);
+    e.up.linear(in, rows, up, false, pool);
     cpu::swiglu(gate, up);
-    e.down.linear(gate, rows, out, accumulate);
+    e.down.linear(gate, rows, out, accumulate, pool);
   };
   if (!w.sparse) {
     // Expert parallel holds every dense FFN whole: when the executor sums the
@@ -239,7 +242,7 @@ void CpuBackend::ffn(const Layer& w, bool residual, bool partial) {
     return;
   }
   std::vector<float> logits(static_cast<std::size_t>(t) * c.num_experts);
-  w.router.linear(x, t, logits);
+  w.router.linear(x, t, logits, false, pool);
   // Tokens routed to each expert held here, with their router weights.
   std::vector<std::vector<std::pair<int, float>>> routed(slices_.experts.size());
   for (int i = 0; i < t; ++i)
@@ -274,18 +277,19 @@ void CpuBackend::lm_head() {
     if (!slot.emits) continue;
     cpu::rms_norm({hidden_.data() + static_cast<std::size_t>(row - 1) * h, static_cast<std::size_t>(h)}, 1, h,
                   final_norm_, config_.rms_norm_eps, x);
-    lm_head_.linear(x, 1, logits_);
+    lm_head_.linear(x, 1, logits_, false, pool_.get());
     const auto best = std::max_element(logits_.begin(), logits_.end());  // the first of equals: the lowest id
     best_.push_back({*best, slices_.lm_head.begin + static_cast<int>(best - logits_.begin())});
   }
 }
 
-BackendFactory cpu_backends(const std::string& dir, bool modelled_time) {
+BackendFactory cpu_backends(const std::string& dir, bool modelled_time, int threads) {
   // By the epoch's rank: a simulation runs every shard in this one process.
   auto kept = std::make_shared<std::map<int, std::shared_ptr<ShardKv>>>();
-  return [dir, modelled_time, kept](Runtime& rt, const Plan& plan, std::unique_ptr<Backend> modelled) {
+  auto pool = threads > 1 ? std::make_shared<cpu::ThreadPool>(threads) : nullptr;
+  return [dir, modelled_time, kept, pool](Runtime& rt, const Plan& plan, std::unique_ptr<Backend> modelled) {
     return std::make_unique<CpuBackend>(dir, plan, rt.rank(), modelled_time ? std::move(modelled) : nullptr,
-                                        (*kept)[rt.rank()]);
+                                        (*kept)[rt.rank()], pool);
   };
 }
 

@@ -15,6 +15,7 @@
 
 #include "engine/backend.hpp"
 #include "engine/compute/model_config.hpp"
+#include "engine/compute/thread_pool.hpp"
 #include "engine/compute/weight.hpp"
 #include "engine/executor.hpp"
 #include "engine/planner.hpp"
@@ -59,8 +60,9 @@ class CpuBackend : public Backend {
   // `kv`: where this rank's caches of earlier epochs are kept (empty at the
   // start of a run). Caches of other slices are of no use: they are replaced by
   // new ones, and a backend still running for a node left out keeps its own.
+  // `pool`: the threads its matrix products run on (none: the caller's alone).
   CpuBackend(const std::string& dir, const Plan& plan, int rank, std::unique_ptr<Backend> timing,
-             std::shared_ptr<ShardKv>& kv);
+             std::shared_ptr<ShardKv>& kv, std::shared_ptr<cpu::ThreadPool> pool = nullptr);
   ~CpuBackend() override;
 
   double run(OpKind op, int layer, const StepShape& shape, bool partial) override;
@@ -83,6 +85,7 @@ class CpuBackend : public Backend {
   int rank_;
   bool expert_;  // expert parallel placement
   std::unique_ptr<Backend> timing_;
+  std::shared_ptr<cpu::ThreadPool> pool_;
   std::vector<double> inv_freq_;  // RoPE's, per pair of a head
   double attention_factor_;       // scales RoPE's cos and sin (YaRN)
   std::vector<Layer> layers_;
@@ -97,8 +100,10 @@ class CpuBackend : public Backend {
 
 // The backends of a run on the model directory `dir`: CpuBackend on every
 // shard, charging the modelled time when `modelled_time` (simulation, so runs
-// stay deterministic), else the real elapsed time. Each shard's KV caches
-// carry over from one epoch's backend to the next.
-BackendFactory cpu_backends(const std::string& dir, bool modelled_time);
+// stay deterministic), else the real elapsed time, computing on `threads`
+// threads (one pool for the backends this factory makes: a simulation runs its
+// ranks one at a time). Each shard's KV caches carry over from one epoch's
+// backend to the next.
+BackendFactory cpu_backends(const std::string& dir, bool modelled_time, int threads = 1);
 
 }  // namespace engine

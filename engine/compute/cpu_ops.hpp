@@ -1,21 +1,32 @@
 // The kernels of a Llama/Qwen3 decoder on float32, for CpuBackend: matrix
-// products go to BLAS (cblas_sgemm), the rest are plain loops.
+// products go to BLAS (cblas_sgemv for one row: Debian's OpenBLAS runs its
+// sgemm at half the bandwidth there; cblas_sgemm for more) in blocks of
+// output rows spread over a ThreadPool, the rest are plain loops.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <utility>
 #include <vector>
 
 namespace engine::cpu {
 
-// Pins BLAS to one thread: results do not depend on the thread count, and the
+class ThreadPool;
+
+// Pins BLAS to one thread: a rank's threads are its ThreadPool's, and the
 // ranks sharing a machine do not fight over its cores.
 void use_one_blas_thread();
 
 // y[rows x out] (+)= x[rows x in] · Wᵀ, W the [out x in] weight of a Linear layer
-// whose rows lie `ldw` floats apart (0: in; more for a block of columns).
+// whose rows lie `ldw` floats apart (0: in; more for a block of columns), on
+// `pool`'s threads (none: this thread alone). The blocks of output rows are cut
+// by the shape alone, so the result is the same for any number of threads.
 void linear(std::span<const float> x, int rows, int in, const float* w, int out, std::span<float> y,
-            bool accumulate = false, int ldw = 0);
+            bool accumulate = false, int ldw = 0, ThreadPool* pool = nullptr);
+
+// One BLAS call on this thread: y[n x out], its rows `ldy` apart, (+)= x[n x in] · Wᵀ.
+void linear_block(const float* x, int n, int in, const float* w, std::int64_t ldw, int out, float* y, int ldy,
+                  bool accumulate);
 
 // Each row of x[rows x dim] divided by its root mean square, times `weight`.
 void rms_norm(std::span<const float> x, int rows, int dim, std::span<const float> weight, double eps,

@@ -27,12 +27,13 @@ Weight Weight::affine(const cpu::AffineRows& rows_of, std::int64_t col0, int row
   return w;
 }
 
-void Weight::linear(std::span<const float> x, int n, std::span<float> y, bool accumulate) const {
+void Weight::linear(std::span<const float> x, int n, std::span<float> y, bool accumulate,
+                    cpu::ThreadPool* pool) const {
   if (n == 0 || rows_ == 0) return;
   if (f32_)
-    cpu::linear(x, n, cols_, f32_, rows_, y, accumulate, static_cast<int>(ld_));
+    cpu::linear(x, n, cols_, f32_, rows_, y, accumulate, static_cast<int>(ld_), pool);
   else
-    cpu::affine_linear(x, n, affine_, rows_, col0_, cols_, y, accumulate);
+    cpu::affine_linear(x, n, affine_, rows_, col0_, cols_, y, accumulate, pool);
 }
 
 void Weight::row(int r, std::span<float> out) const {

@@ -27,8 +27,9 @@ class Weight {
   bool copied() const { return copied_; }
   void set_copied(bool c) { copied_ = c; }
 
-  // y[n x rows] (+)= x[n x cols] · Wᵀ.
-  void linear(std::span<const float> x, int n, std::span<float> y, bool accumulate = false) const;
+  // y[n x rows] (+)= x[n x cols] · Wᵀ, on `pool`'s threads (none: this one; the same result).
+  void linear(std::span<const float> x, int n, std::span<float> y, bool accumulate = false,
+              cpu::ThreadPool* pool = nullptr) const;
   // Row r as floats (an embedding lookup).
   void row(int r, std::span<float> out) const;
 

@@ -1,0 +1,138 @@
+// The vector kernels (AVX2 here, NEON on aarch64) against the scalar ones on
+// random packed matrices: the same sums in the same order, so equal bit for
+// bit, for whole groups and for column blocks cut inside groups. And a
+// product on several threads equals the one-thread product bit for bit.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "engine/compute/affine_dot.hpp"
+#include "engine/compute/cpu_ops.hpp"
+#include "engine/compute/thread_pool.hpp"
+
+namespace {
+
+using namespace engine::cpu;
+
+struct Random {
+  std::vector<std::uint32_t> words;
+  std::vector<std::uint16_t> scales, biases;  // bf16
+  AffineRows rows;
+};
+
+Random random_rows(int rows, int in, int bits, int group, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  Random m;
+  m.words.resize(static_cast<std::size_t>(rows) * in * bits / 32);
+  for (auto& w : m.words) w = rng();
+  auto bf16 = [](float f) {
+    std::uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return static_cast<std::uint16_t>(b >> 16);
+  };
+  for (int i = 0; i < rows * (in / group); ++i) {
+    m.scales.push_back(bf16(u(rng) * 0.05f));
+    m.biases.push_back(bf16(u(rng) * 0.5f));
+  }
+  m.rows = {m.words.data(), m.scales.data(), m.biases.data(), ScaleType::kBF16, bits, group, in * bits / 32, in / group};
+  return m;
+}
+
+std::vector<float> random_floats(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> out(n);
+  for (float& v : out) v = u(rng);
+  return out;
+}
+
+// The segments of columns [col0, col0+cols) as affine_kernels.cpp cuts them.
+std::vector<Segment> cut(int group, std::int64_t col0, int cols) {
+  std::vector<Segment> out;
+  for (int off = 0; off < cols;) {
+    const std::int64_t j = col0 + off, g = j / group;
+    const int count = static_cast<int>(std::min<std::int64_t>((g + 1) * group - j, cols - off));
+    out.push_back({j, count, off, g});
+    off += count;
+  }
+  return out;
+}
+
+std::vector<const AffineKernels*> vector_kernels() {
+  std::vector<const AffineKernels*> out;
+  for (const AffineKernels* k : {avx2_kernels(), neon_kernels()})
+    if (k) out.push_back(k);
+  return out;
+}
+
+TEST(AffineSimd, RowDotsAndDequantizationEqualTheScalarKernels) {
+  const auto kernels = vector_kernels();
+  if (kernels.empty()) GTEST_SKIP() << "no vector kernels on this machine";
+  const AffineKernels& scalar = scalar_kernels();
+  const int rows = 11, in = 512;  // 11: two blocks of 4 rows and 3 single rows
+  for (const AffineKernels* k : kernels)
+    for (const int bits : {4, 8})
+      for (const int group : {32, 64, 128})
+        // Whole rows; a block cut inside groups (a tensor-parallel share); one starting off the 8-element grid.
+        for (const auto& [col0, cols] : {std::pair{0, in}, {64, 320}, {40, 150}, {3, 61}}) {
+          const Random m = random_rows(rows, in, bits, group, bits * 100 + group + col0);
+          const std::vector<float> x = random_floats(cols, 7 + col0);
+          const std::vector<Segment> segs = cut(group, col0, cols);
+          std::vector<float> xsum(segs.size());
+          for (std::size_t s = 0; s < segs.size(); ++s)
+            for (int i = 0; i < segs[s].count; ++i) xsum[s] += x[segs[s].offset + i];
+          std::vector<float> want(rows), got(rows);
+          (bits == 4 ? scalar.dot4 : scalar.dot8)(m.rows, 0, rows, segs, x.data(), xsum.data(), want.data());
+          (bits == 4 ? k->dot4 : k->dot8)(m.rows, 0, rows, segs, x.data(), xsum.data(), got.data());
+          for (int r = 0; r < rows; ++r)
+            EXPECT_EQ(got[r], want[r]) << k->isa << ' ' << bits << "-bit, groups of " << group << ", columns " << col0
+                                       << "+" << cols << ", row " << r;
+          for (const Segment& s : segs) {
+            std::vector<float> a(s.count), b(s.count);
+            (bits == 4 ? scalar.dequant4 : scalar.dequant8)(m.words.data(), s.first, s.count, 0.3f, -0.7f, a.data());
+            (bits == 4 ? k->dequant4 : k->dequant8)(m.words.data(), s.first, s.count, 0.3f, -0.7f, b.data());
+            EXPECT_EQ(a, b) << k->isa << ' ' << bits << "-bit, segment at " << s.first;
+          }
+        }
+}
+
+// Products computed on 1 thread and on 3 (more than the pieces of some).
+TEST(AffineSimd, ThreadsDoNotChangeABit) {
+  ThreadPool pool(3);
+  const int in = 512;
+  for (const int rows : {64, 200, 700})
+    for (const int n : {1, 3, kDequantizeFrom + 1}) {
+      const std::vector<float> x = random_floats(static_cast<std::size_t>(n) * in, rows + n);
+      const std::vector<float> w = random_floats(static_cast<std::size_t>(rows) * in, rows);
+      std::vector<float> one(static_cast<std::size_t>(n) * rows, 0.5f), many = one;
+      linear(x, n, in, w.data(), rows, one, true);
+      linear(x, n, in, w.data(), rows, many, true, 0, &pool);
+      EXPECT_EQ(one, many) << "f32, " << rows << " rows, " << n << " inputs";
+      for (const int bits : {4, 8}) {
+        const Random m = random_rows(rows, in, bits, 64, rows * bits);
+        std::vector<float> a(static_cast<std::size_t>(n) * rows), b(a.size());
+        affine_linear(x, n, m.rows, rows, 0, in, a, false);
+        affine_linear(x, n, m.rows, rows, 0, in, b, false, &pool);
+        EXPECT_EQ(a, b) << bits << "-bit, " << rows << " rows, " << n << " inputs";
+      }
+    }
+}
+
+TEST(ThreadPool, RunsEveryPieceOnceAndPassesOnAnError) {
+  ThreadPool pool(3);
+  for (int round = 0; round < 50; ++round) {  // jobs back to back: a late worker must not touch the next
+    std::vector<std::atomic<int>> seen(97);
+    pool.run(97, [&](std::int64_t i) { seen[i].fetch_add(1); });
+    for (auto& s : seen) ASSERT_EQ(s.load(), 1);
+  }
+  EXPECT_THROW(pool.run(10, [](std::int64_t i) { if (i == 7) throw std::runtime_error("piece 7"); }),
+               std::runtime_error);
+  int ran = 0;
+  pool.run(1, [&](std::int64_t) { ++ran; });  // still usable
+  EXPECT_EQ(ran, 1);
+}
+
+}  // namespace
