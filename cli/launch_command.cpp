@@ -11,6 +11,7 @@
 #include "cli/launch_netns.hpp"
 #include "cli/rank_launch.hpp"
 #include "cli/run_report.hpp"
+#include "engine/compute/thread_pool.hpp"
 #include "engine/error.hpp"
 #include "hw/launcher.hpp"
 #include "hw/membership_proof.hpp"
@@ -26,7 +27,7 @@ namespace {
 
 struct LaunchOptions {
   std::string scenario, hostfile, exec_prefix, out, rdma_device;
-  int local = 0;
+  int local = 0, threads = 0;
   std::vector<std::string> cards;
   double timeout_s = 600;
   bool dry_run = false, netns = false, netns_rdma = false;
@@ -80,6 +81,12 @@ int launch(const LaunchOptions& o) {
       node.insert(node.end(), {"--listen-fds", fmt::format("{},{}", ports.fds[0], ports.fds[1])});
     const bool same_machine = o.local > 0 || !o.exec_prefix.empty();
     if (has_cores_to_spare(cluster, r, same_machine)) node.push_back("--busy-wait");
+    // Here every rank is on this machine, whatever host names the cluster file gives: they share its cores.
+    const int threads = o.threads > 0                      ? o.threads
+                        : l.scenario.nodes[r].threads > 0 ? 0
+                        : same_machine                    ? std::max(1, engine::cpu::hardware_threads() / cluster.world())
+                                                          : 0;
+    if (threads > 0) node.insert(node.end(), {"--threads", std::to_string(threads)});
     commands.push_back(hw::rank_command(cluster, r, o.exec_prefix, node));
   }
   hw::LaunchHooks hooks;
@@ -113,6 +120,10 @@ void add_launch_command(CLI::App& app, int& status) {
   cmd->add_option("--out", o->out, "report directory (default reports/out/<scenario name>)");
   cmd->add_option("--card", o->cards, "extra hardware or link card file, passed to every rank (repeatable)");
   cmd->add_option("--timeout", o->timeout_s, "seconds before every rank is killed");
+  cmd->add_option("--threads", o->threads,
+                  "threads each rank computes a model directory on (default: the scenario node's \"threads\", "
+                  "else its host's cores divided by the ranks there)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_flag("--dry-run", o->dry_run, "print the command of each rank and start nothing");
   auto* netns = cmd->add_flag("--netns", o->netns,
                               "Linux, root: one network namespace per node, a shaped veth pair per cable, the "

@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_report.hpp"
 #include "engine/compute/cpu_backend.hpp"
+#include "engine/compute/thread_pool.hpp"
 #include "engine/workload.hpp"
 #include "hw/netns_faults.hpp"
 #include "hw/node_process.hpp"
@@ -27,7 +28,18 @@ struct NodeOptions {
   bool add_latency = false;
   double bootstrap_timeout_s = 60;
   std::vector<int> listen_fds;
+  int threads = 0;
 };
+
+// The flag, else the scenario's node, else this host's cores shared by the
+// ranks the cluster file puts on it.
+int compute_threads(const NodeOptions& o, const hw::ClusterSpec& cluster, const engine::Scenario& s) {
+  if (o.threads > 0) return o.threads;
+  if (s.nodes.at(o.rank).threads > 0) return s.nodes[o.rank].threads;
+  int here = 0;
+  for (const auto& h : cluster.hosts) here += h.ssh == cluster.hosts.at(o.rank).ssh;
+  return std::max(1, engine::cpu::hardware_threads() / std::max(1, here));
+}
 
 int node(const NodeOptions& o) {
   hw::ClusterSpec cluster = hw::load_cluster(o.cluster);
@@ -46,7 +58,8 @@ int node(const NodeOptions& o) {
   hw::keep_freed_memory();  // every message is a fresh buffer: a 64 MiB all-reduce spent a third in page faults
   engine::EngineSetup setup{
       l.scenario, l.catalog, l.plan, l.profile, engine::make_requests(l.scenario.workload, l.scenario.seed), {}, {}};
-  if (!l.scenario.model_dir.empty()) setup.backend = engine::cpu_backends(l.scenario.model_dir, false);
+  if (!l.scenario.model_dir.empty())
+    setup.backend = engine::cpu_backends(l.scenario.model_dir, false, compute_threads(o, cluster, l.scenario));
   const hw::TransportOptions transport{
       o.bootstrap_timeout_s, o.busy_wait,
       [&](const std::string& what) { fmt::print(stderr, "rank {}: refused {}\n", o.rank, what); }, o.listen_fds};
@@ -89,6 +102,10 @@ void add_node_command(CLI::App& app, int& status) {
                 "delay this rank's messages over a cable by the latency the scenario's link-degrade faults add, "
                 "while they last (launch --netns)");
   cmd->add_option("--bootstrap-timeout", o->bootstrap_timeout_s, "seconds to wait for every rank to join");
+  cmd->add_option("--threads", o->threads,
+                  "threads computing a model directory (default: the scenario node's \"threads\", else this "
+                  "host's cores divided by the cluster file's ranks on it)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_flag("--secret-stdin", o->secret_stdin, "read the cluster's secret from standard input (launch's way)");
   cmd->add_option("--listen-fds", o->listen_fds,
                   "rank 0: inherited sockets already listening on the cluster's port and the next (launch --local)")

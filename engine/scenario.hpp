@@ -30,6 +30,7 @@ inline constexpr std::array<std::string_view, 12> kMetrics = {
 struct NodeSpec {
   std::string name;
   std::string hardware;  // catalog hardware card name
+  int threads = 0;       // a computing rank's threads; 0: its host's cores shared by the ranks there
 };
 
 // One physical cable (or, for a full mesh, one of the generated ones).

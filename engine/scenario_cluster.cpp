@@ -19,6 +19,8 @@ namespace {
 
 // A full mesh has n(n-1)/2 cables: bound n so a hostile file cannot ask for billions.
 constexpr int kMaxNodes = 256;
+// A rank's compute threads: more than any machine has cores is a typo.
+constexpr int kMaxThreads = 1024;
 
 void read_nodes(JsonObject& cluster, Scenario& s, const Catalog& catalog) {
   JsonValue list = cluster.need("nodes");
@@ -29,6 +31,10 @@ void read_nodes(JsonObject& cluster, Scenario& s, const Catalog& catalog) {
     JsonObject o(v);
     JsonValue name_v = o.need("name");
     NodeSpec node{name_v.as<std::string>(), choice(o.need("hardware"), "hardware", catalog.hardware_names())};
+    if (auto t = o.find("threads")) {
+      node.threads = t->as<int>(kOne);
+      if (node.threads > kMaxThreads) t->fail(fmt::format("at most {} threads, got {}", kMaxThreads, node.threads));
+    }
     o.finish();
     bool plain = !node.name.empty() && std::all_of(node.name.begin(), node.name.end(), [](char c) {
       return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';

@@ -6,6 +6,7 @@
 #include <deque>
 
 #include "engine/compute/cpu_backend.hpp"
+#include "engine/compute/thread_pool.hpp"
 #include "engine/recovery.hpp"
 #include "sim/fault_injector.hpp"
 #include "sim/isolated.hpp"
@@ -28,7 +29,8 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
   engine::RunResult result;
   result.nodes.resize(s.nodes.size());
   engine::EngineSetup setup{s, catalog, plan, profile, std::move(requests), progress, {}};
-  if (!s.model_dir.empty()) setup.backend = engine::cpu_backends(s.model_dir, true);
+  // The simulated ranks compute one at a time: each may use every core (the tokens are the same for any count).
+  if (!s.model_dir.empty()) setup.backend = engine::cpu_backends(s.model_dir, true, engine::cpu::hardware_threads());
   std::deque<engine::Liveness> members;  // a deque: a Liveness holds a lock, so it does not move
   for (std::size_t r = 0; r < s.nodes.size(); ++r)
     members.emplace_back(static_cast<int>(s.nodes.size()), s.heartbeat_s, s.heartbeat_timeout_s);

@@ -100,6 +100,20 @@ TEST(ScenarioRefusal, UnknownHardware) {
                  "/cluster/nodes/2/hardware", "unknown hardware 'm3-ultra-1tb'");
 }
 
+// A rank's compute threads: a count of at least one, and not absurdly many.
+TEST(ScenarioRefusal, NodeThreadsOutOfRange) {
+  const std::string two = R"([{"name": "m1", "hardware": "m3-ultra-512gb"}, {"name": "m2", "hardware": "m3-ultra-512gb", )";
+  expect_refused(with(R"({"cluster": {"nodes": )" + two + R"("threads": 0}]}})"), "/cluster/nodes/1/threads",
+                 "must be >= 1, got 0");
+  expect_refused(with(R"({"cluster": {"nodes": )" + two + R"("threads": 5000}]}})"), "/cluster/nodes/1/threads",
+                 "at most 1024 threads");
+  expect_refused(with(R"({"cluster": {"nodes": )" + two + R"("threads": "4"}]}})"), "/cluster/nodes/1/threads",
+                 "must be an integer");
+  const Scenario s = parse_scenario(with(R"({"cluster": {"nodes": )" + two + R"("threads": 3}]}})"), "ok.json", cat());
+  EXPECT_EQ(s.nodes[0].threads, 0);  // the host's share, worked out where the rank runs
+  EXPECT_EQ(s.nodes[1].threads, 3);
+}
+
 TEST(ScenarioRefusal, UnknownLink) {
   expect_refused(with(R"({"cluster": {"fabric": {"link": "tb6-rdma"}}})"), "/cluster/fabric/link",
                  "unknown link 'tb6-rdma' (did you mean 'tb5-rdma'?)");
