@@ -29,13 +29,6 @@ double attention_params(const ModelCard& m) {
   return q + kv_a + kv_b + o;
 }
 
-// RMSNorm weights: before attention and before the FFN; MLA also normalises
-// its two latents.
-double norm_params(const ModelCard& m) {
-  const double mla_norms = m.mla ? m.mla->q_lora_rank + m.mla->kv_lora_rank : 0;
-  return 2.0 * m.hidden + mla_norms;
-}
-
 struct FfnParams {
   double total = 0;
   double active = 0;
@@ -74,6 +67,12 @@ double sum_over_layers(const ModelCard& m, F field) {
 }
 
 }  // namespace
+
+// Before attention and before the FFN; MLA also normalises its two latents.
+double norm_params(const ModelCard& m) {
+  const double mla_norms = m.mla ? m.mla->q_lora_rank + m.mla->kv_lora_rank : 0;
+  return 2.0 * m.hidden + mla_norms;
+}
 
 LayerCost layer_cost(const ModelCard& m, int layer) {
   if (layer < 0 || layer >= m.layers) {

@@ -33,6 +33,7 @@ LayerParts layer_parts(const ModelCard& m, int layer);
 double total_params(const ModelCard& m);
 double active_params(const ModelCard& m);
 double embedding_params(const ModelCard& m);  // input embedding + LM head
+double norm_params(const ModelCard& m);       // one layer's RMSNorm weights
 LayerCost layer_cost(const ModelCard& m, int layer);
 double weight_bytes(const ModelCard& m, const Quantization& q);
 // Bits a routed-expert weight takes: q's average, or what a mixed quant's dense

@@ -196,7 +196,7 @@ TEST(CatalogBytes, DecodeReadsActiveWeightsLmHeadOneEmbeddingRowAndKv) {
 TEST(CatalogCards, EveryModelHasItsQuantizations) {
   const std::map<std::string, std::vector<std::string>> expected = {
       {"qwen3-235b-a22b", {"bf16", "8bit", "4bit", "q4_k_m"}},
-      {"deepseek-v3.1", {"bf16", "8bit", "4bit", "q4_k_m"}},
+      {"deepseek-v3.1", {"bf16", "8bit", "4bit", "q4_k_m", "fp8"}},
       {"deepseek-r1-671b", {"bf16", "8bit", "4bit", "q4_k_m"}},
       {"kimi-k2-thinking", {"int4"}},
       {"kimi-k2.6", {"mlx-mixed-3.578bpw", "mlx-mixed-3.331bpw"}},
