@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "engine/compute/model_config.hpp"
+#include "engine/config_card.hpp"
 #include "engine/error.hpp"
 #include "engine/json_input.hpp"
 #include "engine/model_math.hpp"
@@ -35,20 +36,32 @@ const ModelCard& model_of(const Scenario& s, const Catalog& catalog) {
   return s.model_card ? *s.model_card : catalog.model(s.model);
 }
 
-// A model directory, relative to the scenario file: its config.json makes the card.
-void read_model_dir(const JsonValue& v, Scenario& s) {
-  const std::filesystem::path dir = std::filesystem::path(s.file).parent_path() / v.as<std::string>();
-  if (!std::filesystem::is_directory(dir)) v.fail(fmt::format("'{}' is not a directory", dir.string()));
-  s.model_dir = std::filesystem::absolute(dir).lexically_normal().string();
-  s.model_card = load_model_card(s.model_dir);
+// A model by path, relative to the scenario file. A directory is computed
+// from its weights (CpuBackend; every tensor checked now, so a missing file is
+// refused rather than simulated); a config.json alone makes a card that is
+// simulated as a catalog card is (any type engine/config_card plans).
+void read_model_path(const JsonValue& v, Scenario& s) {
+  const std::filesystem::path path = std::filesystem::path(s.file).parent_path() / v.as<std::string>();
+  if (std::filesystem::is_regular_file(path)) {
+    s.model_card = config_card(path.string());
+  } else if (std::filesystem::is_directory(path)) {
+    s.model_dir = std::filesystem::absolute(path).lexically_normal().string();
+    s.model_card = load_model_card(s.model_dir);
+  } else {
+    v.fail(
+        fmt::format("'{}' is not a directory (a model computed from its weights) nor a config.json (a model "
+                    "planned from its card)",
+                    path.string()));
+  }
   s.model = s.model_card->name;
 }
 
 void read_model(JsonObject& root, Scenario& s, const Catalog& catalog) {
   JsonObject o(root.need("model"));
   if (auto path = o.find("path")) {
-    if (o.find("name")) o.value().fail("give either 'name' (a catalog card) or 'path' (a model directory), not both");
-    read_model_dir(*path, s);
+    if (o.find("name"))
+      o.value().fail("give either 'name' (a catalog card) or 'path' (a model directory or config.json), not both");
+    read_model_path(*path, s);
   } else {
     s.model = choice(o.need("name"), "model", catalog.model_names());
   }

@@ -110,8 +110,8 @@ struct Scenario {
   Fabric fabric;
   std::string model;
   std::string quant;
-  std::string model_dir;                // a model directory named by path (absolute); empty for a catalog card
-  std::optional<ModelCard> model_card;  // that directory's card (config.json)
+  std::string model_dir;                // a model directory computed from its weights (absolute); else empty
+  std::optional<ModelCard> model_card;  // the card of a model named by path (its config.json)
   Parallelism parallelism;              // none: "auto"
   std::string profile = "meshinfer";    // software-stack profile in catalog/profiles
   Workload workload;
