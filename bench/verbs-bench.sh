@@ -2,14 +2,17 @@
 # Point-to-point latency and bandwidth of VerbsRuntime next to rdma-core's
 # perftest (ib_send_lat, ib_send_bw) on the same device and next to the TCP
 # transport on the same loopback, in one run, two processes on this machine,
-# as ratios. By default on softrdma (preloaded, device rdma_lo), the device CI
-# has; name a DEVICE (and SOFTRDMA=0) to measure a real NIC or Soft-RoCE.
-# Usage: bench/verbs-bench.sh [DEVICE]   (QP=uc|rc, ITERS=N, SOFTRDMA=0|1)
+# as ratios of medians over ROUNDS rounds that alternate the three, so each
+# sees the same disturbance. By default on softrdma (preloaded, device
+# rdma_lo), the device CI has; name a DEVICE (and SOFTRDMA=0) to measure a
+# real NIC or Soft-RoCE.
+# Usage: bench/verbs-bench.sh [DEVICE]   (QP=uc|rc, ITERS=N, ROUNDS=N, SOFTRDMA=0|1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 p2p=build/bench/verbs_p2p
 qp=${QP:-uc}
 iters=${ITERS:-2000}
+rounds=${ROUNDS:-5}
 softrdma=${SOFTRDMA:-1}
 
 if build/cli/meshinfer --version 2>/dev/null | grep -q "verbs transport not built"; then
@@ -31,7 +34,7 @@ if [ -z "$device" ]; then
 fi
 
 # perftest needs the IPv4-mapped GID's index on RoCE and Thunderbolt.
-gid_index=$(ibv_devinfo -v -d "$device" | awk '/GID\[ *[0-9]+\]:.*ffff:/ { gsub(/[^0-9]/, "", $1); print $1; exit }')
+gid_index=$(ibv_devinfo -v -d "$device" | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*ffff:.*/\1/p' | head -n 1)
 # The device's largest SEND (its port's max_msg_sz: 4 KiB on macOS 26.2 and on
 # softrdma by default): a bigger one is dropped, yet a UC sender still counts it
 # as sent. VerbsRuntime's frames are this size (at most 512 KiB); perftest's
@@ -58,8 +61,8 @@ perftest_pair() {
   wait "$server" || true
 }
 
-# perftest's result row for SIZE, as END (client or server) printed it, or
-# nothing (with why in $log/TOOL.why). On softrdma it first runs under macOS's
+# perftest's result row for SIZE, as END printed it (client, server, or
+# "both": the client's row, then the server's), or nothing (with why in $log/TOOL.why). On softrdma it first runs under macOS's
 # rules, to record what they refuse, then with the allowances that lift them.
 perftest() {
   local tool=$1 size=$2 end=$3 allow=()
@@ -71,7 +74,9 @@ perftest() {
     if [ -s "$log/$tool.refused" ]; then allow=(SOFTRDMA_ALLOW=recv-before-rts,local-write-mr); fi
   fi
   perftest_pair "$tool" "$size" "${allow[@]}"
-  awk -v s="$size" '$1 == s { print; found = 1; exit } END { exit !found }' "$log/$tool.$end" ||
+  local ends=("$log/$tool.$end")
+  [ "$end" != both ] || ends=("$log/$tool.client" "$log/$tool.server")
+  awk -v s="$size" '$1 == s { print; found++; nextfile } END { exit !found }' "${ends[@]}" ||
     grep -h -m 1 -i -E "refused|fail|error|couldn't|unable" "$log/$tool.client" "$log/$tool.server" >"$log/$tool.why" || true
 }
 
@@ -88,25 +93,35 @@ p2p_run() {
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
-echo "device $device$([ "$softrdma" = 1 ] && echo " (softrdma)"), $qp queue pairs, $iters iterations, frames of $frame B"
+echo "device $device$([ "$softrdma" = 1 ] && echo " (softrdma)"), $qp queue pairs, $iters iterations, frames of $frame B, medians of $rounds alternating rounds"
 echo
 echo "| test | size (B) | VerbsRuntime | TCP transport | perftest | Verbs/perftest | Verbs/TCP |"
 echo "|---|---|---|---|---|---|---|"
 for size in 8 4096; do
-  ours=$(p2p_run verbs lat "$size")
-  tcp=$(p2p_run tcp lat "$size")
-  theirs=$(perftest ib_send_lat "$size" client | awk '{ print $6 }')   # t_avg[usec]
-  echo "| latency one-way (us) | $size | $ours | $tcp | ${theirs:-n/a} | $(ratio "$ours" "$theirs") | $(ratio "$ours" "$tcp") |"
+  ours=() tcp=() theirs=()
+  for ((r = 0; r < rounds; r++)); do
+    ours+=("$(p2p_run verbs lat "$size")")
+    tcp+=("$(p2p_run tcp lat "$size")")
+    theirs+=("$(perftest ib_send_lat "$size" client | awk '{ print $6 }')")   # t_avg[usec]
+  done
+  o=$(echo "${ours[*]}" | median) t=$(echo "${tcp[*]}" | median) p=$(echo "${theirs[*]}" | median)
+  echo "| latency one-way (us) | $size | $o | $t | ${p:-n/a} | $(ratio "$o" "$p") | $(ratio "$o" "$t") |"
 done
 for size in 4096 65536 1048576; do
-  ours=$(p2p_run verbs bw "$size")
-  tcp=$(p2p_run tcp bw "$size")
   sends=$(( size < frame ? size : frame ))
-  # BW average[MB/sec] as the server received it: a UC sender counts what it posted, delivered or not.
-  theirs=$(perftest ib_send_bw "$sends" server | awk '{ print $4 }')
-  [ "$sends" = "$size" ] || [ -z "$theirs" ] || label=" ($sends B SENDs)"
-  echo "| bandwidth (MB/s) | $size | $ours | $tcp | ${theirs:-n/a}${label:-} | $(ratio "$ours" "$theirs") | $(ratio "$ours" "$tcp") |"
+  ours=() tcp=() theirs=()
+  for ((r = 0; r < rounds; r++)); do
+    ours+=("$(p2p_run verbs bw "$size")")
+    tcp+=("$(p2p_run tcp bw "$size")")
+    # BW average[MB/sec]: the lower of the two ends. A UC sender counts what it posted, delivered or
+    # not; a receiver on softrdma may reap a burst of completions at once and time it near zero.
+    theirs+=("$(perftest ib_send_bw "$sends" both | awk 'NR == 1 || $4 < min { min = $4 } END { print min }')")
+  done
+  o=$(echo "${ours[*]}" | median) t=$(echo "${tcp[*]}" | median) p=$(echo "${theirs[*]}" | median)
+  [ "$sends" = "$size" ] || [ -z "$p" ] || label=" ($sends B SENDs)"
+  echo "| bandwidth (MB/s) | $size | $o | $t | ${p:-n/a}${label:-} | $(ratio "$o" "$p") | $(ratio "$o" "$t") |"
   label=
 done
 for tool in ib_send_lat ib_send_bw; do

@@ -21,9 +21,15 @@ ibv_wc completion(const Qp& qp, std::uint64_t wr_id, ibv_wc_status status, ibv_w
 // REQUIRES: ctx.mu is held.
 bool sge_in_mr(Context& ctx, const ibv_sge& sge, int access);
 
-// Sends `message` to `qp`'s remote as path-MTU packets from qp.sq_psn on.
-// Returns 0 or an errno. REQUIRES: qp is in RTS; ctx.mu is not held.
-int send_packets(Context& ctx, Qp& qp, std::span<const std::byte> message, std::uint32_t first_psn);
+// One SEND on its way to the wire: its bytes and the PSN of its first packet.
+struct OutgoingSend {
+  std::span<const std::byte> message;
+  std::uint32_t first_psn = 0;
+};
+// Sends each message to `qp`'s remote as path-MTU packets, as many datagrams
+// to a system call as fit. Returns 0 or an errno. REQUIRES: qp is in RTS;
+// ctx.mu is not held.
+int send_packets(Context& ctx, Qp& qp, std::span<const OutgoingSend> sends);
 
 // Writes `event` to ctx's async fd, for ibv_get_async_event.
 void post_async_event(Context& ctx, const ibv_async_event& event);

@@ -26,7 +26,7 @@ struct Header {
 static_assert(sizeof(Header) == 20);
 
 constexpr std::size_t kMaxPacket = sizeof(Header) + 4096;
-constexpr int kBatch = 16;
+constexpr int kBatch = 64;     // datagrams to a sendmmsg or recvmmsg
 constexpr int kCheckMs = 100;  // how often an idle receiver looks at the failure switch, the port and the fault file
 
 std::uint32_t next_psn(std::uint32_t psn) { return (psn + 1) & 0xffffff; }
@@ -160,46 +160,49 @@ void send_with_faults(Context& ctx, Qp& qp, mmsghdr* msgs, int batch) {
 
 }  // namespace
 
-int send_packets(Context& ctx, Qp& qp, std::span<const std::byte> message, std::uint32_t first_psn) {
+int send_packets(Context& ctx, Qp& qp, std::span<const OutgoingSend> sends) {
   const std::size_t mtu = mtu_bytes(qp.path_mtu);
-  const std::size_t packets = message.empty() ? 1 : (message.size() + mtu - 1) / mtu;
-  Header headers[kBatch];
-  iovec iov[kBatch][2];
-  mmsghdr msgs[kBatch];
-  std::uint32_t psn = first_psn;
+  static thread_local Header headers[kBatch];
+  static thread_local iovec iov[kBatch][2];
+  static thread_local mmsghdr msgs[kBatch];
   bool faulty;  // the rates may change under us (SOFTRDMA_FAULT_FILE); a packet held back still goes
   {
     std::lock_guard lock(ctx.faults_mu);
     faulty = ctx.faults.any() || !qp.held.empty();
   }
-  for (std::size_t start = 0; start < packets; start += kBatch) {
-    const int batch = static_cast<int>(std::min<std::size_t>(kBatch, packets - start));
-    for (int i = 0; i < batch; ++i) {
-      const std::size_t p = start + i, offset = p * mtu;
-      const std::size_t n = std::min(mtu, message.size() - std::min(offset, message.size()));
-      const bool first = p == 0, last = p + 1 == packets;
-      headers[i] = {htonl(kMagic), htonl(qp.dest_qpn), htonl(qp.base.qp_num), htonl(psn), 0, {}};
-      headers[i].op = first && last ? kOnly : first ? kFirst : last ? kLast : kMiddle;
-      psn = next_psn(psn);
-      iov[i][0] = {&headers[i], sizeof(Header)};
-      iov[i][1] = {const_cast<std::byte*>(message.data()) + offset, n};
-      msgs[i] = {};
-      msgs[i].msg_hdr.msg_name = &qp.remote;
-      msgs[i].msg_hdr.msg_namelen = sizeof qp.remote;
-      msgs[i].msg_hdr.msg_iov = iov[i];
-      msgs[i].msg_hdr.msg_iovlen = 2;
-    }
-    if (faulty) {
-      send_with_faults(ctx, qp, msgs, batch);
-      continue;
-    }
-    for (int sent = 0; sent < batch;) {
+  int batch = 0;
+  auto flush = [&]() -> int {
+    if (faulty) send_with_faults(ctx, qp, msgs, batch);
+    for (int sent = 0; !faulty && sent < batch;) {
       const int n = sendmmsg(ctx.sock, msgs + sent, static_cast<unsigned>(batch - sent), 0);
       if (n <= 0) return errno;  // the packets are lost, as on a dead link
       sent += n;
     }
+    batch = 0;
+    return 0;
+  };
+  for (const OutgoingSend& send : sends) {
+    const std::span<const std::byte> message = send.message;
+    const std::size_t packets = message.empty() ? 1 : (message.size() + mtu - 1) / mtu;
+    std::uint32_t psn = send.first_psn;
+    for (std::size_t p = 0; p < packets; ++p) {
+      const std::size_t offset = p * mtu, n = std::min(mtu, message.size() - std::min(offset, message.size()));
+      const bool first = p == 0, last = p + 1 == packets;
+      headers[batch] = {htonl(kMagic), htonl(qp.dest_qpn), htonl(qp.base.qp_num), htonl(psn), 0, {}};
+      headers[batch].op = first && last ? kOnly : first ? kFirst : last ? kLast : kMiddle;
+      psn = next_psn(psn);
+      iov[batch][0] = {&headers[batch], sizeof(Header)};
+      iov[batch][1] = {const_cast<std::byte*>(message.data()) + offset, n};
+      msgs[batch] = {};
+      msgs[batch].msg_hdr.msg_name = &qp.remote;
+      msgs[batch].msg_hdr.msg_namelen = sizeof qp.remote;
+      msgs[batch].msg_hdr.msg_iov = iov[batch];
+      msgs[batch].msg_hdr.msg_iovlen = 2;
+      if (++batch == kBatch)
+        if (const int err = flush()) return err;
+    }
   }
-  return 0;
+  return batch > 0 ? flush() : 0;
 }
 
 void start_receiver(Context& ctx) {

@@ -19,10 +19,10 @@ inline constexpr std::size_t kMinFrameStride = 4096;        // macOS 26.2
 inline constexpr std::size_t kMaxFrameStride = 512 * 1024;  // macOS 26.3+
 
 struct FrameHeader {
-  bool asks = false;          // the sender waits on us and has heard nothing: answer with any frame
-  bool closes = false;        // the sender's last frame to us: it closed its runtime
-  std::uint32_t credits = 0;  // receive slots the sender has reposted for us
-  std::uint32_t used = 0;     // bytes of the message stream in this frame (0: only credits and notes)
+  bool asks = false;           // the sender waits on us and has heard nothing: answer with any frame
+  bool closes = false;         // the sender's last frame to us: it closed its runtime
+  std::uint32_t credits = 0;   // receive slots the sender has reposted for us
+  std::uint32_t used = 0;      // bytes of the message stream in this frame (0: only credits and notes)
   std::uint64_t sequence = 0;  // per direction, counts every frame
 };
 

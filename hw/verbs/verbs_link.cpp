@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "hw/verbs/port_choice.hpp"
 
@@ -94,6 +95,9 @@ void VerbsLink::create_queue_pair() {
   init.cap.max_recv_wr = options_.queue_depth;
   init.cap.max_send_sge = 1;
   init.cap.max_recv_sge = 1;
+  sges_.resize(options_.queue_depth);
+  send_wrs_.resize(options_.queue_depth);
+  recv_wrs_.resize(options_.queue_depth);
   if (!(qp_ = api_.create_qp(pd_, &init))) fail(fmt::format("ibv_create_qp failed: {}", std::strerror(errno)));
   local_.qpn = qp_->qp_num;
 }
@@ -103,7 +107,9 @@ void VerbsLink::connect(const VerbsEndpoint& remote) {
   to_rtr(remote);
   to_rts();
   // ibv_post_recv is refused before RTS on macOS.
-  for (std::uint32_t slot = 0; slot < options_.queue_depth; ++slot) post_receive(slot);
+  std::vector<std::uint32_t> slots(options_.queue_depth);
+  for (std::uint32_t slot = 0; slot < options_.queue_depth; ++slot) slots[slot] = slot;
+  post_receives(slots);
 }
 
 void VerbsLink::to_init() {
@@ -153,45 +159,62 @@ void VerbsLink::to_rts() {
   if (api_.modify_qp(qp_, &attr, mask) != 0) fail("cannot move the queue pair to RTS");
 }
 
-void VerbsLink::post_receive(std::uint32_t slot) {
-  ibv_sge sge{};
-  sge.addr = reinterpret_cast<std::uintptr_t>(frames_ + (options_.queue_depth + slot) * options_.frame_bytes);
-  sge.length = static_cast<std::uint32_t>(options_.frame_bytes);
-  sge.lkey = mr_->lkey;
-  ibv_recv_wr wr{};
-  wr.wr_id = slot;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
+void VerbsLink::post_receives(std::span<const std::uint32_t> slots) {
+  if (slots.empty()) return;
+  std::vector<ibv_sge>& sges = sges_;
+  std::vector<ibv_recv_wr>& wrs = recv_wrs_;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    sges[i] = {}, wrs[i] = {};
+    sges[i].addr = reinterpret_cast<std::uintptr_t>(frames_ + (options_.queue_depth + slots[i]) * options_.frame_bytes);
+    sges[i].length = static_cast<std::uint32_t>(options_.frame_bytes);
+    sges[i].lkey = mr_->lkey;
+    wrs[i].wr_id = slots[i];
+    wrs[i].sg_list = &sges[i];
+    wrs[i].num_sge = 1;
+    wrs[i].next = i + 1 < slots.size() ? &wrs[i + 1] : nullptr;
+  }
   ibv_recv_wr* bad = nullptr;
-  if (api_.post_recv(qp_, &wr, &bad) != 0) fail(fmt::format("ibv_post_recv of frame {} failed", slot));
+  if (api_.post_recv(qp_, wrs.data(), &bad) != 0)
+    fail(fmt::format("ibv_post_recv of frame {} failed", bad ? bad->wr_id : slots[0]));
 }
 
 std::span<std::byte> VerbsLink::next_send_frame() {
-  if (posted_sends_ - completed_sends_ >= options_.queue_depth) return {};
-  const std::size_t slot = posted_sends_ % options_.queue_depth;
+  if (posted_sends_ + filled_sends_ - completed_sends_ >= options_.queue_depth) return {};
+  const std::size_t slot = (posted_sends_ + filled_sends_) % options_.queue_depth;
   return {frames_ + slot * options_.frame_bytes, options_.frame_bytes};
 }
 
-void VerbsLink::post_next_send() {
-  const std::uint32_t slot = static_cast<std::uint32_t>(posted_sends_ % options_.queue_depth);
-  ibv_sge sge{};
-  sge.addr = reinterpret_cast<std::uintptr_t>(frames_ + slot * options_.frame_bytes);
-  sge.length = static_cast<std::uint32_t>(options_.frame_bytes);
-  sge.lkey = mr_->lkey;
-  ibv_send_wr wr{};
-  wr.wr_id = kSendBit | slot;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_SEND;
+void VerbsLink::post_sends() {
+  if (filled_sends_ == 0) return;
+  std::vector<ibv_sge>& sges = sges_;
+  std::vector<ibv_send_wr>& wrs = send_wrs_;
+  for (std::uint32_t i = 0; i < filled_sends_; ++i) {
+    const auto slot = static_cast<std::uint32_t>((posted_sends_ + i) % options_.queue_depth);
+    sges[i] = {}, wrs[i] = {};
+    sges[i].addr = reinterpret_cast<std::uintptr_t>(frames_ + slot * options_.frame_bytes);
+    sges[i].length = static_cast<std::uint32_t>(options_.frame_bytes);
+    sges[i].lkey = mr_->lkey;
+    wrs[i].wr_id = kSendBit | slot;
+    wrs[i].sg_list = &sges[i];
+    wrs[i].num_sge = 1;
+    wrs[i].opcode = IBV_WR_SEND;
+    wrs[i].next = i + 1 < filled_sends_ ? &wrs[i + 1] : nullptr;
+  }
   ibv_send_wr* bad = nullptr;
-  if (api_.post_send(qp_, &wr, &bad) != 0) fail(fmt::format("ibv_post_send of frame {} failed", slot));
-  ++posted_sends_;
+  const int err = api_.post_send(qp_, wrs.data(), &bad);
+  // The ones before `bad` went out; a refusal fails the link anyway.
+  const std::uint32_t posted = err == 0 || !bad ? filled_sends_ : static_cast<std::uint32_t>(bad - wrs.data());
+  posted_sends_ += posted;
+  filled_sends_ = 0;
+  if (err != 0) fail(fmt::format("ibv_post_send of frame {} failed", posted_sends_ % options_.queue_depth));
 }
 
 int VerbsLink::poll(const std::function<void(std::span<const std::byte>)>& on_frame) {
-  ibv_wc wc[16];
-  const int n = api_.poll_cq(cq_, 16, wc);
+  ibv_wc wc[32];
+  const int n = api_.poll_cq(cq_, 32, wc);
   if (n < 0) fail("ibv_poll_cq failed");
+  std::uint32_t received[32];
+  int reposts = 0;
   for (int i = 0; i < n; ++i) {
     const bool is_send = (wc[i].wr_id & kSendBit) != 0;
     if (wc[i].status != IBV_WC_SUCCESS)
@@ -204,8 +227,9 @@ int VerbsLink::poll(const std::function<void(std::span<const std::byte>)>& on_fr
     if (wc[i].byte_len != options_.frame_bytes)
       fail(fmt::format("received {} bytes where every frame is {}", wc[i].byte_len, options_.frame_bytes));
     on_frame({frames_ + (options_.queue_depth + slot) * options_.frame_bytes, options_.frame_bytes});
-    post_receive(slot);
+    received[reposts++] = slot;
   }
+  post_receives({received, static_cast<std::size_t>(reposts)});
   return n;
 }
 

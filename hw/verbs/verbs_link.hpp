@@ -11,6 +11,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "hw/verbs/verbs_api.hpp"
 #include "hw/verbs/verbs_endpoint.hpp"
@@ -42,14 +43,17 @@ class VerbsLink {
   // INIT -> RTR -> RTS towards `remote`, then posts every receive frame.
   void connect(const VerbsEndpoint& remote);
 
-  // A free send frame to fill, or an empty span when all are in flight.
+  // A free send frame to fill, or an empty span when all are filled or in flight.
   std::span<std::byte> next_send_frame();
-  // Posts the frame next_send_frame() returned.
-  void post_next_send();
+  // The frame next_send_frame() returned is filled: post_sends() sends it.
+  void fill_next_send() { ++filled_sends_; }
+  // Posts every filled frame, in order, with one call.
+  void post_sends();
   bool sends_in_flight() const { return posted_sends_ != completed_sends_; }
 
   // Reaps completions: finished sends free their frames; each received frame
-  // goes to `on_frame` and is posted again. Returns how many there were.
+  // goes to `on_frame`; then the receive frames are posted again, with one
+  // call. Returns how many completions there were.
   int poll(const std::function<void(std::span<const std::byte>)>& on_frame);
 
   // Asks for an event on the next completion and returns the fd that becomes
@@ -68,7 +72,8 @@ class VerbsLink {
   void to_init();
   void to_rtr(const VerbsEndpoint& remote);
   void to_rts();
-  void post_receive(std::uint32_t slot);
+  // Posts the receive frames in `slots`, with one call.
+  void post_receives(std::span<const std::uint32_t> slots);
   void release();
   [[noreturn]] void fail(const std::string& what) const;
 
@@ -87,6 +92,11 @@ class VerbsLink {
   ibv_mr* mr_ = nullptr;
   std::byte* frames_ = nullptr;  // queue_depth send frames, then queue_depth receive frames
   std::uint64_t posted_sends_ = 0, completed_sends_ = 0;
+  std::uint32_t filled_sends_ = 0;  // after the posted ones
+  // What post_sends and post_receives hand the device, kept to spare an allocation a call.
+  std::vector<ibv_sge> sges_;
+  std::vector<ibv_send_wr> send_wrs_;
+  std::vector<ibv_recv_wr> recv_wrs_;
 };
 
 }  // namespace hw

@@ -28,6 +28,8 @@ struct VerbsOptions {
   // one window. Above the engine's largest message, so one unread message of
   // any tag never stops the next.
   std::uint64_t max_held_bytes = std::uint64_t{256} << 20;
+  // Backpressure: send() waits while this much is queued for a peer, as TcpOptions' limit.
+  std::uint64_t max_queued_bytes = std::uint64_t{256} << 20;
 };
 
 }  // namespace hw

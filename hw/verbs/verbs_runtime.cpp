@@ -104,6 +104,12 @@ void VerbsRuntime::sleep_for(double seconds) { progress(deadline_in(seconds)); }
 
 void VerbsRuntime::send(int dst, int tag, engine::Payload payload) {
   if (dst == rank_) throw std::invalid_argument("send to self");
+  // Backpressure, as over TCP: wait while this message would take the queue
+  // past its limit (a peer that takes nothing fails by the stall check).
+  for (int hop = hop_to(dst); live(hop) && peers_[hop].queued_bytes > 0 &&
+                              peers_[hop].queued_bytes + payload.bytes.size() > options_.max_queued_bytes;
+       hop = hop_to(dst))
+    progress(Clock::now() + std::chrono::milliseconds(10));
   const int hop = hop_to(dst);
   if (hop == dst) {
     Peer& p = peers_[dst];
@@ -111,7 +117,9 @@ void VerbsRuntime::send(int dst, int tag, engine::Payload payload) {
     if (p.on_side) return side_channel_.send(dst, tag, std::move(payload));
   }
   if (payload.size > kMaxMessageBytes)
-    throw std::invalid_argument(fmt::format("a {}-byte message is over the {}-byte limit", payload.size, kMaxMessageBytes));
+    throw std::invalid_argument(
+        fmt::format("a {}-byte message is over the {}-byte limit", payload.size, kMaxMessageBytes));
+  peers_[hop].queued_bytes += payload.bytes.size();
   peers_[hop].out.emplace_back(tag, std::move(payload), FrameRoute{.forward_to = hop == dst ? -1 : dst});
   step(hop);
 }
@@ -166,6 +174,7 @@ void VerbsRuntime::give_up(int peer, const std::string& why) {
 void VerbsRuntime::fail(int peer, const std::string& why) {
   for (const OutMessage& m : peers_.at(peer).out) forwarded(m);
   peers_[peer].fail(why);
+  peers_[peer].queued_bytes = 0;
 }
 
 void VerbsRuntime::forwarded(const OutMessage& m) {
@@ -322,12 +331,17 @@ void VerbsRuntime::forward(int from, int to, int tag, engine::Payload message) {
   relayed_for_[from] = true;
   if (!live(to)) return;  // lost, as on a dead cable
   peers_[from].forwarding += message.size;
+  peers_[to].queued_bytes += message.bytes.size();
   OutMessage& m = peers_[to].out.emplace_back(tag, std::move(message), FrameRoute{.relayed_from = from});
   m.forwarded_for = from;
 }
 
 bool VerbsRuntime::push(int peer) {
   Peer& p = peers_[peer];
+  const auto written = [&](const OutMessage& m) {
+    p.queued_bytes -= m.payload.bytes.size();
+    forwarded(m);
+  };
   bool moved = false;
   for (;;) {
     const bool data = !p.out.empty() && p.credits.can_send_data();
@@ -335,22 +349,23 @@ bool VerbsRuntime::push(int peer) {
     // the last frame, after which nothing is sent, may.
     const bool note = (p.asking || p.owes_answer) && p.credits.can_send_data();
     const bool closing = p.owes_close && p.out.empty() && p.credits.credits() > 0;
-    if (!data && !note && !closing && !p.credits.should_return_credits()) return moved;
+    if (!data && !note && !closing && !p.credits.should_return_credits()) break;
     const std::span<std::byte> frame = p.link->next_send_frame();
-    if (frame.empty()) return moved;
-    const std::size_t used =
-        data ? write_queue(p.out, frame.subspan(kFrameHeaderBytes), [&](const OutMessage& m) { forwarded(m); }) : 0;
+    if (frame.empty()) break;
+    const std::size_t used = data ? write_queue(p.out, frame.subspan(kFrameHeaderBytes), written) : 0;
     const bool last = p.owes_close && p.out.empty();
     write_frame_header(frame, {.asks = p.asking,
                                .closes = last,
                                .credits = p.credits.spend(),
                                .used = static_cast<std::uint32_t>(used),
                                .sequence = p.next_sequence++});
-    p.link->post_next_send();
+    p.link->fill_next_send();
     p.asking = p.owes_answer = false;
     p.owes_close &= !last;
     moved = true;
   }
+  p.link->post_sends();  // every frame filled, in one call
+  return moved;
 }
 
 // A peer that neither frees credits nor completes our sends for

@@ -79,14 +79,15 @@ class VerbsRuntime : public engine::Runtime {
     std::uint64_t next_sequence = 0;      // of the next frame we send it
     std::uint64_t expected_sequence = 0;  // of the next frame it sends us
     std::uint64_t forwarding = 0;         // bytes of its messages this rank has yet to forward
+    std::uint64_t queued_bytes = 0;       // real bytes in `out`
     std::optional<Clock::time_point> stalled_since;
     std::optional<Clock::time_point> side_lost_at;  // its side channel closed
-    Clock::time_point heard_at = Clock::now();  // its last frame, or our last ask
-    bool asking = false;                        // send it a frame that asks for one
-    bool owes_answer = false;                   // it asked us for a frame
-    bool on_side = false;                       // its messages go over the side channel
-    bool owes_close = false;                    // we are closing: our last frame says so
-    bool closed = false;                        // it said it is done
+    Clock::time_point heard_at = Clock::now();      // its last frame, or our last ask
+    bool asking = false;                            // send it a frame that asks for one
+    bool owes_answer = false;                       // it asked us for a frame
+    bool on_side = false;                           // its messages go over the side channel
+    bool owes_close = false;                        // we are closing: our last frame says so
+    bool closed = false;                            // it said it is done
   };
 
   void connect_all(engine::Runtime& side_channel, VerbsApi& api);

@@ -228,8 +228,8 @@ std::string stream_name(const testing::TestParamInfo<Stream>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, VerbsStreams,
-                         testing::Values(Stream{2, 1 << 20, 64, 4}, Stream{4, 1 << 20, 8, 3},
-                                         Stream{2, 64 << 20, 2, 1}, Stream{4, 64 << 20, 1, 1}),
+                         testing::Values(Stream{2, 1 << 20, 64, 4}, Stream{4, 1 << 20, 8, 3}, Stream{2, 64 << 20, 2, 1},
+                                         Stream{4, 64 << 20, 1, 1}),
                          stream_name);
 
 // Frames lost at random (softrdma's loss switch, 1 in 200 packets): a loss is

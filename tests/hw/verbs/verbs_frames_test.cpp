@@ -136,7 +136,7 @@ TEST(Frames, AFrameWithoutMessagesCarriesCreditsAndNotes) {
 // receiver allocate all of it before any of it arrived.
 TEST(Frames, AHeaderClaimingAHugeMessageReservesOnlyWhatItsBytesBring) {
   engine::Payload claim = engine::Payload::sized(0x31000008);  // 822 MB, under the 1 GiB cap
-  claim.bytes.resize(1);                                        // a header that says "has bytes"
+  claim.bytes.resize(1);                                       // a header that says "has bytes"
   const auto header = hw::encode_tcp_header(5, claim);
   std::vector<std::byte> stream(header.size() + 8);
   std::memcpy(stream.data(), header.data(), header.size());
