@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/study_shard.hpp"
+#include "engine/config_card.hpp"
 #include "engine/error.hpp"
 #include "engine/request_trace.hpp"
 #include "engine/scenario.hpp"
@@ -100,8 +101,15 @@ engine::Workload load_workload(const std::string& file, const std::string& model
 int plan(PlanOptions& o) {
   engine::Catalog catalog = engine::Catalog::builtin();
   for (const auto& card : o.cards) catalog.add_card_file(card);
-  if (!catalog.has_model(o.model))
-    throw engine::InputError("--model", o.model, "unknown model; known: " + known(catalog.model_names()));
+  if (!catalog.has_model(o.model) && engine::is_model_path(o.model)) {  // planned from its config.json
+    engine::ModelCard card = engine::config_card(o.model);
+    o.model = card.name;
+    catalog.add(std::move(card));
+  } else if (!catalog.has_model(o.model)) {
+    throw engine::InputError(
+        "--model", o.model,
+        "unknown model, and no model directory or config.json at that path; known: " + known(catalog.model_names()));
+  }
   const auto& model = catalog.model(o.model);
   if (o.quant.empty()) o.quant = model.quantizations.front().name;
   try {
@@ -161,7 +169,8 @@ int plan(PlanOptions& o) {
 void add_plan_command(CLI::App& app, int& status) {
   auto o = std::make_shared<PlanOptions>();
   auto* cmd = app.add_subcommand("plan", "which cluster for this model: sweep node counts, hardware, links and plans");
-  cmd->add_option("--model", o->model, "model card")->required();
+  cmd->add_option("--model", o->model, "model card, or a model directory or config.json to plan from its config")
+      ->required();
   cmd->add_option("--quant", o->quant, "quantization (default: the card's first)");
   cmd->add_option("--hardware", o->hardware, "hardware cards to mix")->delimiter(',');
   cmd->add_option("--max-nodes", o->max_nodes, "largest cluster to consider")->check(CLI::Range(1, 16));
