@@ -24,37 +24,45 @@ MESHINFER_AVX2 inline __m256 values8(const std::uint32_t* row, std::int64_t j) {
   }
 }
 
-// R rows side by side: R independent chains of fused multiply-adds.
+// R rows side by side: R independent chains of fused multiply-adds. The loops
+// over R are unrolled: as loops, GCC at -O2 keeps the lanes in memory, and
+// every step waits on a store.
 template <int Bits, int R>
 MESHINFER_AVX2 void rows_dot(const AffineRows& w, std::int64_t r0, std::span<const Segment> segs, const float* x,
                              const float* xsum, float* out) {
   __m256 acc[R];
   float bias_sum[R];
+  #pragma GCC unroll 4
   for (int i = 0; i < R; ++i) acc[i] = _mm256_setzero_ps(), bias_sum[i] = 0;
   for (std::size_t k = 0; k < segs.size(); ++k) {
     const Segment& s = segs[k];
     const float* xs = x + s.offset;
     __m256 lanes[R];
     if (s.first % kLanes == 0 && s.count % kLanes == 0) {
+      #pragma GCC unroll 4
       for (int i = 0; i < R; ++i) lanes[i] = _mm256_setzero_ps();
       for (int e = 0; e < s.count; e += kLanes) {
         const __m256 xv = _mm256_loadu_ps(xs + e);
+        #pragma GCC unroll 4
         for (int i = 0; i < R; ++i)
           lanes[i] = _mm256_fmadd_ps(values8<Bits>(w.q + (r0 + i) * w.row_words, s.first + e), xv, lanes[i]);
       }
     } else {
+      #pragma GCC unroll 4
       for (int i = 0; i < R; ++i) {
         alignas(32) float l[kLanes] = {};
         dot_lanes<Bits>(w.q + (r0 + i) * w.row_words, s.first, s.count, xs, l);
         lanes[i] = _mm256_load_ps(l);
       }
     }
+    #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) {
       const std::int64_t g = (r0 + i) * w.row_groups + s.group;
       acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(load_scale(w.scales, w.scale_type, g)), lanes[i], acc[i]);
       bias_sum[i] = std::fma(load_scale(w.biases, w.scale_type, g), xsum[k], bias_sum[i]);
     }
   }
+  #pragma GCC unroll 4
   for (int i = 0; i < R; ++i) {
     alignas(32) float l[kLanes];
     _mm256_store_ps(l, acc[i]);

@@ -32,27 +32,32 @@ void rows_dot(const AffineRows& w, std::int64_t r0, std::span<const Segment> seg
               float* out) {
   Half2 acc[R];
   float bias_sum[R];
+  #pragma GCC unroll 4
   for (int i = 0; i < R; ++i) acc[i] = {vdupq_n_f32(0), vdupq_n_f32(0)}, bias_sum[i] = 0;
   for (std::size_t k = 0; k < segs.size(); ++k) {
     const Segment& s = segs[k];
     const float* xs = x + s.offset;
     Half2 lanes[R];
     if (s.first % kLanes == 0 && s.count % kLanes == 0) {
+      #pragma GCC unroll 4
       for (int i = 0; i < R; ++i) lanes[i] = {vdupq_n_f32(0), vdupq_n_f32(0)};
       for (int e = 0; e < s.count; e += kLanes) {
         const float32x4_t xlo = vld1q_f32(xs + e), xhi = vld1q_f32(xs + e + 4);
+        #pragma GCC unroll 4
         for (int i = 0; i < R; ++i) {
           const Half2 q = values8<Bits>(w.q + (r0 + i) * w.row_words, s.first + e);
           lanes[i] = {vfmaq_f32(lanes[i].lo, q.lo, xlo), vfmaq_f32(lanes[i].hi, q.hi, xhi)};
         }
       }
     } else {
+      #pragma GCC unroll 4
       for (int i = 0; i < R; ++i) {
         float l[kLanes] = {};
         dot_lanes<Bits>(w.q + (r0 + i) * w.row_words, s.first, s.count, xs, l);
         lanes[i] = {vld1q_f32(l), vld1q_f32(l + 4)};
       }
     }
+    #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) {
       const std::int64_t g = (r0 + i) * w.row_groups + s.group;
       const float32x4_t scale = vdupq_n_f32(load_scale(w.scales, w.scale_type, g));
@@ -60,6 +65,7 @@ void rows_dot(const AffineRows& w, std::int64_t r0, std::span<const Segment> seg
       bias_sum[i] = std::fma(load_scale(w.biases, w.scale_type, g), xsum[k], bias_sum[i]);
     }
   }
+  #pragma GCC unroll 4
   for (int i = 0; i < R; ++i) {
     float l[kLanes];
     vst1q_f32(l, acc[i].lo);
