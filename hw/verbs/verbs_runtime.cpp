@@ -89,7 +89,7 @@ VerbsRuntime::~VerbsRuntime() {
     for (int p = 0; p < world_; ++p) {
       if (!live(p)) continue;
       const Peer& peer = peers_[p];
-      if (relay_[p] < 0 && (!peer.out.empty() || peer.link->sends_in_flight())) return true;
+      if (relay_[p] < 0 && (!peer.out.empty() || peer.corked > 0 || peer.link->sends_in_flight())) return true;
       if (peer.owes_close && (relays_for_us[p] || peer.credits.credits() > 0)) return true;
       if (relayed_for_[p] && !peer.closed) return true;
     }
@@ -109,7 +109,7 @@ void VerbsRuntime::send(int dst, int tag, engine::Payload payload) {
   for (int hop = hop_to(dst); live(hop) && peers_[hop].queued_bytes > 0 &&
                               peers_[hop].queued_bytes + payload.bytes.size() > options_.max_queued_bytes;
        hop = hop_to(dst))
-    progress(Clock::now() + std::chrono::milliseconds(10));
+    progress(Clock::now() + std::chrono::milliseconds(10), -1, 0, /*flush=*/false);
   const int hop = hop_to(dst);
   if (hop == dst) {
     Peer& p = peers_[dst];
@@ -121,7 +121,7 @@ void VerbsRuntime::send(int dst, int tag, engine::Payload payload) {
         fmt::format("a {}-byte message is over the {}-byte limit", payload.size, kMaxMessageBytes));
   peers_[hop].queued_bytes += payload.bytes.size();
   peers_[hop].out.emplace_back(tag, std::move(payload), FrameRoute{.forward_to = hop == dst ? -1 : dst});
-  step(hop);
+  step(hop, /*flush=*/false);
 }
 
 engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
@@ -175,6 +175,7 @@ void VerbsRuntime::fail(int peer, const std::string& why) {
   for (const OutMessage& m : peers_.at(peer).out) forwarded(m);
   peers_[peer].fail(why);
   peers_[peer].queued_bytes = 0;
+  peers_[peer].corked = 0;
 }
 
 void VerbsRuntime::forwarded(const OutMessage& m) {
@@ -237,11 +238,11 @@ void VerbsRuntime::drop_waiting(const std::function<bool(int tag)>& stale) {
   side_channel_.drop_waiting(stale);
 }
 
-void VerbsRuntime::progress(Clock::time_point until, int src, int tag) {
+void VerbsRuntime::progress(Clock::time_point until, int src, int tag, bool flush) {
   for (auto busy_at = Clock::now();;) {
     bool moved = false;
     for (int p = 0; p < world_; ++p)
-      if (live(p)) moved |= step(p);
+      if (live(p)) moved |= step(p, flush);
     if (src >= 0 && (holds(src, tag) || !peers_[hop_to(src)].failure.empty())) return;
     const auto now = Clock::now();
     if (now >= until) return;
@@ -282,11 +283,11 @@ void VerbsRuntime::wait_for_completion(Clock::time_point until) {
 }
 
 // One round for one peer: reap completions, then send what credits allow.
-bool VerbsRuntime::step(int peer) {
+bool VerbsRuntime::step(int peer, bool flush) {
   bool moved = false;
   try {
     moved = peers_[peer].link->poll([&](std::span<const std::byte> frame) { on_frame(peer, frame); }) > 0;
-    moved |= push(peer);
+    moved |= push(peer, flush);
   } catch (const std::exception& e) {  // LinkError, FrameError, a broken credit count
     fail(peer, e.what());
     return true;
@@ -336,7 +337,7 @@ void VerbsRuntime::forward(int from, int to, int tag, engine::Payload message) {
   m.forwarded_for = from;
 }
 
-bool VerbsRuntime::push(int peer) {
+bool VerbsRuntime::push(int peer, bool flush) {
   Peer& p = peers_[peer];
   const auto written = [&](const OutMessage& m) {
     p.queued_bytes -= m.payload.bytes.size();
@@ -344,7 +345,7 @@ bool VerbsRuntime::push(int peer) {
   };
   bool moved = false;
   for (;;) {
-    const bool data = !p.out.empty() && p.credits.can_send_data();
+    const bool data = (!p.out.empty() || p.corked > 0) && p.credits.can_send_data();
     // An ask or its answer never takes the credit kept for returning credits;
     // the last frame, after which nothing is sent, may.
     const bool note = (p.asking || p.owes_answer) && p.credits.can_send_data();
@@ -352,7 +353,18 @@ bool VerbsRuntime::push(int peer) {
     if (!data && !note && !closing && !p.credits.should_return_credits()) break;
     const std::span<std::byte> frame = p.link->next_send_frame();
     if (frame.empty()) break;
-    const std::size_t used = data ? write_queue(p.out, frame.subspan(kFrameHeaderBytes), written) : 0;
+    std::size_t used = p.corked;
+    if (data) used += write_queue(p.out, frame.subspan(kFrameHeaderBytes + used), written);
+    // A frame the queue could not fill waits for the next send while the peer
+    // still has a quarter of the window to read: a stream of 4 KiB messages then
+    // fills whole frames instead of spilling each message's last bytes into one
+    // of its own. Any wait (progress) sends it.
+    const bool behind = p.credits.credits() < options_.queue_depth - options_.queue_depth / 4;
+    if (!flush && behind && data && !note && !closing && used < frame_capacity(frame.size())) {
+      p.corked = used;
+      break;
+    }
+    p.corked = 0;
     const bool last = p.owes_close && p.out.empty();
     write_frame_header(frame, {.asks = p.asking,
                                .closes = last,
@@ -373,7 +385,7 @@ bool VerbsRuntime::push(int peer) {
 void VerbsRuntime::check_stall(int peer, bool moved) {
   Peer& p = peers_[peer];
   if (!p.failure.empty()) return;
-  const bool waiting = !p.out.empty() || p.link->sends_in_flight();
+  const bool waiting = !p.out.empty() || p.corked > 0 || p.link->sends_in_flight();
   if (moved || !waiting) {
     p.stalled_since.reset();
     return;

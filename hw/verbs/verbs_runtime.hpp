@@ -80,6 +80,7 @@ class VerbsRuntime : public engine::Runtime {
     std::uint64_t expected_sequence = 0;  // of the next frame it sends us
     std::uint64_t forwarding = 0;         // bytes of its messages this rank has yet to forward
     std::uint64_t queued_bytes = 0;       // real bytes in `out`
+    std::size_t corked = 0;               // stream bytes in the next send frame, not yet posted
     std::optional<Clock::time_point> stalled_since;
     std::optional<Clock::time_point> side_lost_at;  // its side channel closed
     Clock::time_point heard_at = Clock::now();      // its last frame, or our last ask
@@ -92,12 +93,14 @@ class VerbsRuntime : public engine::Runtime {
 
   void connect_all(engine::Runtime& side_channel, VerbsApi& api);
   // Polls every live peer until `until` or, when `src` is given, a message from it with `tag`.
-  void progress(Clock::time_point until, int src = -1, int tag = 0);
+  // `flush` as step's: send() waiting on its queue keeps a frame it could not fill.
+  void progress(Clock::time_point until, int src = -1, int tag = 0, bool flush = true);
   void wait_for_completion(Clock::time_point until);
-  bool step(int peer);
+  // `flush`: send a frame the queue could not fill too (see push).
+  bool step(int peer, bool flush = true);
   // Packs what is queued for `peer` into frames and posts them while credits
   // and send slots last, with what is owed or asked for.
-  bool push(int peer);
+  bool push(int peer, bool flush = true);
   void on_frame(int peer, std::span<const std::byte> frame);
   void deliver(int peer, InMessage message);
   // The relay's part: `message` from `from` goes on to `to`, or is lost with a lost `to`.
