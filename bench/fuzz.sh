@@ -13,11 +13,12 @@ seconds="${2:-60}"
 out="${FUZZ_DIR:-$root/build/fuzz-$target}"
 flags=("-fsanitize=fuzzer,address,undefined" -fno-sanitize-recover=undefined)
 run_flags=()
+link_flags=()
 case "$target" in
   scenario)
-    sources=(engine/error.cpp engine/json_input.cpp engine/catalog.cpp engine/scenario.cpp engine/scenario_cluster.cpp
-             engine/model_math.cpp engine/request_trace.cpp engine/compute/model_config.cpp
-             engine/compute/safetensors.cpp)
+    # The whole engine: a scenario reaches its catalog, model configs and checkpoints' headers.
+    mapfile -t sources < <(cd "$root" && find engine -name '*.cpp' | sort)
+    link_flags=($(pkg-config --cflags --libs openblas) -pthread)
     seeds=("$root"/scenarios/*.json "$root"/scenarios/ci/*.json "$root"/tests/fuzz/seeds/*.json)
     run_flags=(-dict="$root/tests/fuzz/scenario.dict") ;;
   wire)
@@ -48,7 +49,7 @@ if [[ ! -x $bin || -n $(find "$root/engine" "$root/hw" "$root/tests/fuzz" -name 
   sed -e "s|@PROJECT_VERSION@|fuzz|" -e "s|@MESHINFER_GIT@|fuzz|" -e "s|@CMAKE_SOURCE_DIR@|$root|" \
     "$root/engine/build_info.cpp.in" >"$out/build_info.cpp"
   clang++ -std=c++20 -g -O1 "${flags[@]}" -I"$root" "${sources[@]/#/$root/}" "$out/build_info.cpp" \
-    "$root/tests/fuzz/${target}_fuzz.cpp" -lfmt -o "$bin"
+    "$root/tests/fuzz/${target}_fuzz.cpp" -lfmt "${link_flags[@]}" -o "$bin"
 fi
 
 shopt -s nullglob
