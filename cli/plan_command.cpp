@@ -50,10 +50,10 @@ void parse_slo(const std::string& text, sim::PlanQuery& q) {
       const std::string unit = value.substr(used);
       if (unit == "ms")
         seconds /= 1e3;
-      else if (unit != "s" && !unit.empty())
+      else if (unit != "s")  // a bare number is refused: itl=80 is 80 ms to one reader and 80 s to another
         throw std::invalid_argument(unit);
     } catch (const std::exception&) {
-      throw engine::InputError("--slo", item, "expected ttft=<seconds>s or itl=<milliseconds>ms");
+      throw engine::InputError("--slo", item, "expected ttft=<seconds>s or itl=<milliseconds>ms (a unit, s or ms)");
     }
     if (key == "ttft")
       q.slo_ttft_s = seconds;

@@ -83,6 +83,14 @@ TEST(Plan, UnknownCardIsAClearError) {
   EXPECT_NE(r.output.find("known: dgx-spark"), std::string::npos) << r.output;
 }
 
+// itl=80 read as 80 s planned against an SLO nobody meant.
+TEST(Plan, AnSloWithoutAUnitIsRefused) {
+  const auto r = run_cli(kSmallSweep + " --slo itl=80");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("itl=80"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("a unit, s or ms"), std::string::npos) << r.output;
+}
+
 TEST(Plan, WhatIfHardwareCardIsPlannedWith) {
   const std::string dir = testsupport::fresh_dir("plan-whatif");
   std::ofstream(dir + "/future-1tb.json") << R"({"memory_gb": 1000, "usable_memory_fraction": 0.9,
