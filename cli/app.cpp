@@ -60,7 +60,10 @@ int run_app(std::vector<std::string> args) {
     std::reverse(args.begin(), args.end());  // CLI11 takes them last first
     app.parse(args);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // A bad flag is bad input, as a bad scenario is: `error:` and exit 2, not CLI11's own codes (105, 106, ...).
+    fmt::print(stderr, "error: {}\nRun with --help for more information.\n", e.what());
+    return kExitBadInput;
   } catch (const engine::InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kExitBadInput;

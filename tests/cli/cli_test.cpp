@@ -32,6 +32,16 @@ TEST(Cli, MalformedScenarioExitsTwoWithFileLineAndColumn) {
   EXPECT_NE(r.output.find("line 3, column 1"), std::string::npos) << r.output;
 }
 
+// CLI11 gave its own codes (105, 106, ...) and no `error:`; the README promises 2.
+TEST(Cli, BadFlagsExitTwoWithError) {
+  for (const std::string args : {"run --bogus", "run", "plan --model qwen3-235b-a22b --jobs x"}) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find("error: "), std::string::npos) << args << ": " << r.output;
+  }
+  EXPECT_EQ(run_cli("--help").exit_code, 0);
+}
+
 TEST(Cli, UnknownModelExitsTwoListingKnownModels) {
   auto j = nlohmann::json::parse(read_file(kScenarios + "/default.json"));
   j["model"]["name"] = "qwen9-1t";
