@@ -6,20 +6,20 @@
 namespace engine::cpu {
 
 template <int Bits>
-void dot_lanes(const std::uint32_t* row, std::int64_t first, int n, const float* x, float* lanes) {
+void dot_lanes(const void* row, std::int64_t first, int n, const float* x, float* lanes) {
   for (int i = 0; i < n; ++i)
     lanes[i % kLanes] = std::fma(static_cast<float>(packed<Bits>(row, first + i)), x[i], lanes[i % kLanes]);
 }
 
 template <int Bits>
-void dequant_scalar(const std::uint32_t* row, std::int64_t first, int n, float scale, float bias, float* out) {
+void dequant_scalar(const void* row, std::int64_t first, int n, float scale, float bias, float* out) {
   for (int i = 0; i < n; ++i) out[i] = std::fma(scale, static_cast<float>(packed<Bits>(row, first + i)), bias);
 }
 
-template void dot_lanes<4>(const std::uint32_t*, std::int64_t, int, const float*, float*);
-template void dot_lanes<8>(const std::uint32_t*, std::int64_t, int, const float*, float*);
-template void dequant_scalar<4>(const std::uint32_t*, std::int64_t, int, float, float, float*);
-template void dequant_scalar<8>(const std::uint32_t*, std::int64_t, int, float, float, float*);
+template void dot_lanes<4>(const void*, std::int64_t, int, const float*, float*);
+template void dot_lanes<8>(const void*, std::int64_t, int, const float*, float*);
+template void dequant_scalar<4>(const void*, std::int64_t, int, float, float, float*);
+template void dequant_scalar<8>(const void*, std::int64_t, int, float, float, float*);
 
 namespace {
 
@@ -27,7 +27,7 @@ template <int Bits>
 void row_dot(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs, const float* x,
              const float* xsum, float* out) {
   for (std::int64_t r = r0; r < r0 + rows; ++r) {
-    const std::uint32_t* words = w.q + r * w.row_words;
+    const unsigned char* words = row_bytes(w, r);
     float acc[kLanes] = {}, bias_sum = 0;
     for (std::size_t k = 0; k < segs.size(); ++k) {
       float lanes[kLanes] = {};

@@ -44,10 +44,21 @@ inline float load_scale(const void* base, ScaleType type, std::int64_t i) {
   return type == ScaleType::kBF16 ? bf16_to_float(h) : half_to_float(h);
 }
 
+// Row r's packed words, at any alignment.
+inline const unsigned char* row_bytes(const AffineRows& w, std::int64_t r) {
+  return static_cast<const unsigned char*>(w.q) + r * w.row_words * 4;
+}
+inline std::uint32_t word_at(const void* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
 template <int Bits>
-inline std::uint32_t packed(const std::uint32_t* row, std::int64_t j) {
+inline std::uint32_t packed(const void* row, std::int64_t j) {
   constexpr int per_word = 32 / Bits;
-  return (row[j / per_word] >> ((j % per_word) * Bits)) & ((1u << Bits) - 1);
+  const std::uint32_t word = word_at(static_cast<const unsigned char*>(row) + 4 * (j / per_word));
+  return (word >> ((j % per_word) * Bits)) & ((1u << Bits) - 1);
 }
 
 inline float reduce_lanes(const float* l) { return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7])); }
@@ -59,7 +70,7 @@ inline constexpr int kRowsAtOnce = 4;
 using RowDot = void (*)(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs, const float* x,
                         const float* xsum, float* out);
 // out[i] = fma(scale, q[first + i], bias) for i < n.
-using Dequant = void (*)(const std::uint32_t* row, std::int64_t first, int n, float scale, float bias, float* out);
+using Dequant = void (*)(const void* row, std::int64_t first, int n, float scale, float bias, float* out);
 
 struct AffineKernels {
   const char* isa;
@@ -71,9 +82,9 @@ struct AffineKernels {
 // do not start and end on 8 elements.
 const AffineKernels& scalar_kernels();
 template <int Bits>
-void dot_lanes(const std::uint32_t* row, std::int64_t first, int n, const float* x, float* lanes);
+void dot_lanes(const void* row, std::int64_t first, int n, const float* x, float* lanes);
 template <int Bits>
-void dequant_scalar(const std::uint32_t* row, std::int64_t first, int n, float scale, float bias, float* out);
+void dequant_scalar(const void* row, std::int64_t first, int n, float scale, float bias, float* out);
 
 // nullptr where the build or the machine lacks them.
 const AffineKernels* avx2_kernels();

@@ -12,14 +12,14 @@ namespace {
 
 // Elements j..j+7 of a packed row (j a multiple of 8) as floats.
 template <int Bits>
-MESHINFER_AVX2 inline __m256 values8(const std::uint32_t* row, std::int64_t j) {
+MESHINFER_AVX2 inline __m256 values8(const unsigned char* row, std::int64_t j) {
   if constexpr (Bits == 4) {
-    const __m256i word = _mm256_set1_epi32(static_cast<int>(row[j / 8]));
+    const __m256i word = _mm256_set1_epi32(static_cast<int>(word_at(row + j / 2)));
     const __m256i q = _mm256_and_si256(_mm256_srlv_epi32(word, _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
                                        _mm256_set1_epi32(0xF));
     return _mm256_cvtepi32_ps(q);
   } else {
-    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(reinterpret_cast<const char*>(row) + j));
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + j));
     return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
   }
 }
@@ -45,13 +45,13 @@ MESHINFER_AVX2 void rows_dot(const AffineRows& w, std::int64_t r0, std::span<con
         const __m256 xv = _mm256_loadu_ps(xs + e);
         #pragma GCC unroll 4
         for (int i = 0; i < R; ++i)
-          lanes[i] = _mm256_fmadd_ps(values8<Bits>(w.q + (r0 + i) * w.row_words, s.first + e), xv, lanes[i]);
+          lanes[i] = _mm256_fmadd_ps(values8<Bits>(row_bytes(w, r0 + i), s.first + e), xv, lanes[i]);
       }
     } else {
       #pragma GCC unroll 4
       for (int i = 0; i < R; ++i) {
         alignas(32) float l[kLanes] = {};
-        dot_lanes<Bits>(w.q + (r0 + i) * w.row_words, s.first, s.count, xs, l);
+        dot_lanes<Bits>(row_bytes(w, r0 + i), s.first, s.count, xs, l);
         lanes[i] = _mm256_load_ps(l);
       }
     }
@@ -79,10 +79,11 @@ MESHINFER_AVX2 void row_dot(const AffineRows& w, std::int64_t r0, int rows, std:
 }
 
 template <int Bits>
-MESHINFER_AVX2 void dequant(const std::uint32_t* row, std::int64_t first, int n, float scale, float bias, float* out) {
+MESHINFER_AVX2 void dequant(const void* row, std::int64_t first, int n, float scale, float bias, float* out) {
   if (first % kLanes != 0 || n % kLanes != 0) return dequant_scalar<Bits>(row, first, n, scale, bias, out);
   const __m256 s = _mm256_set1_ps(scale), b = _mm256_set1_ps(bias);
-  for (int e = 0; e < n; e += kLanes) _mm256_storeu_ps(out + e, _mm256_fmadd_ps(s, values8<Bits>(row, first + e), b));
+  const auto* bytes = static_cast<const unsigned char*>(row);
+  for (int e = 0; e < n; e += kLanes) _mm256_storeu_ps(out + e, _mm256_fmadd_ps(s, values8<Bits>(bytes, first + e), b));
 }
 
 }  // namespace

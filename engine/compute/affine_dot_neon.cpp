@@ -15,14 +15,14 @@ struct Half2 {
 
 // Elements j..j+7 of a packed row (j a multiple of 8) as floats.
 template <int Bits>
-inline Half2 values8(const std::uint32_t* row, std::int64_t j) {
+inline Half2 values8(const unsigned char* row, std::int64_t j) {
   if constexpr (Bits == 4) {
-    const uint32x4_t word = vdupq_n_u32(row[j / 8]), mask = vdupq_n_u32(0xF);
+    const uint32x4_t word = vdupq_n_u32(word_at(row + j / 2)), mask = vdupq_n_u32(0xF);
     static const int32_t lo_shift[4] = {0, -4, -8, -12}, hi_shift[4] = {-16, -20, -24, -28};  // negative: right
     return {vcvtq_f32_u32(vandq_u32(vshlq_u32(word, vld1q_s32(lo_shift)), mask)),
             vcvtq_f32_u32(vandq_u32(vshlq_u32(word, vld1q_s32(hi_shift)), mask))};
   } else {
-    const uint16x8_t v = vmovl_u8(vld1_u8(reinterpret_cast<const std::uint8_t*>(row) + j));
+    const uint16x8_t v = vmovl_u8(vld1_u8(row + j));
     return {vcvtq_f32_u32(vmovl_u16(vget_low_u16(v))), vcvtq_f32_u32(vmovl_u16(vget_high_u16(v)))};
   }
 }
@@ -45,7 +45,7 @@ void rows_dot(const AffineRows& w, std::int64_t r0, std::span<const Segment> seg
         const float32x4_t xlo = vld1q_f32(xs + e), xhi = vld1q_f32(xs + e + 4);
         #pragma GCC unroll 4
         for (int i = 0; i < R; ++i) {
-          const Half2 q = values8<Bits>(w.q + (r0 + i) * w.row_words, s.first + e);
+          const Half2 q = values8<Bits>(row_bytes(w, r0 + i), s.first + e);
           lanes[i] = {vfmaq_f32(lanes[i].lo, q.lo, xlo), vfmaq_f32(lanes[i].hi, q.hi, xhi)};
         }
       }
@@ -53,7 +53,7 @@ void rows_dot(const AffineRows& w, std::int64_t r0, std::span<const Segment> seg
       #pragma GCC unroll 4
       for (int i = 0; i < R; ++i) {
         float l[kLanes] = {};
-        dot_lanes<Bits>(w.q + (r0 + i) * w.row_words, s.first, s.count, xs, l);
+        dot_lanes<Bits>(row_bytes(w, r0 + i), s.first, s.count, xs, l);
         lanes[i] = {vld1q_f32(l), vld1q_f32(l + 4)};
       }
     }
@@ -83,11 +83,11 @@ void row_dot(const AffineRows& w, std::int64_t r0, int rows, std::span<const Seg
 }
 
 template <int Bits>
-void dequant(const std::uint32_t* row, std::int64_t first, int n, float scale, float bias, float* out) {
+void dequant(const void* row, std::int64_t first, int n, float scale, float bias, float* out) {
   if (first % kLanes != 0 || n % kLanes != 0) return dequant_scalar<Bits>(row, first, n, scale, bias, out);
   const float32x4_t s = vdupq_n_f32(scale), b = vdupq_n_f32(bias);
   for (int e = 0; e < n; e += kLanes) {
-    const Half2 q = values8<Bits>(row, first + e);
+    const Half2 q = values8<Bits>(static_cast<const unsigned char*>(row), first + e);
     vst1q_f32(out + e, vfmaq_f32(b, s, q.lo));
     vst1q_f32(out + e + 4, vfmaq_f32(b, s, q.hi));
   }

@@ -30,7 +30,7 @@ void dequantize(const AffineKernels& k, const AffineRows& w, std::int64_t r0, in
     const std::int64_t r = r0 + i;
     for (const Segment& s : segs) {
       const std::int64_t g = r * w.row_groups + s.group;
-      dequant(w.q + r * w.row_words, s.first, s.count, load_scale(w.scales, w.scale_type, g),
+      dequant(row_bytes(w, r), s.first, s.count, load_scale(w.scales, w.scale_type, g),
               load_scale(w.biases, w.scale_type, g), out + static_cast<std::size_t>(i) * cols + s.offset);
     }
   }

@@ -17,10 +17,11 @@ class ThreadPool;
 
 enum class ScaleType { kF32, kBF16, kF16 };
 
-// Rows of a stored quantized matrix: row r's words start at q + r·row_words,
-// its scales and biases at element r·row_groups.
+// Rows of a stored quantized matrix: row r's words start at byte 4·r·row_words
+// of q, its scales and biases at element r·row_groups. None need be aligned:
+// MLX's writer does not align tensors, and the kernels read them in place.
 struct AffineRows {
-  const std::uint32_t* q = nullptr;
+  const void* q = nullptr;
   const void* scales = nullptr;
   const void* biases = nullptr;
   ScaleType scale_type = ScaleType::kBF16;

@@ -1,7 +1,7 @@
 // A weight matrix as CpuBackend multiplies by it: a [rows x cols] block of a
 // stored matrix, either f32 (read in place from the mapped file when its
 // bytes are aligned, else from a copy) or MLX affine-quantized (the packed
-// words, scales and biases, in place or copied likewise; never expanded).
+// words, scales and biases, in place at any alignment; never expanded).
 #pragma once
 
 #include <cstdint>

@@ -1,20 +1,11 @@
 #include "engine/compute/weight_loader.hpp"
 
-#include <cstring>
-
 namespace engine {
 
 namespace {
 
 cpu::ScaleType scale_type(const std::string& dtype) {
   return dtype == "F32" ? cpu::ScaleType::kF32 : dtype == "F16" ? cpu::ScaleType::kF16 : cpu::ScaleType::kBF16;
-}
-
-// `bytes` bytes from `src` in storage aligned for any element type.
-std::shared_ptr<std::vector<std::uint32_t>> aligned_copy(const unsigned char* src, std::size_t bytes) {
-  auto out = std::make_shared<std::vector<std::uint32_t>>((bytes + 3) / 4);
-  std::memcpy(out->data(), src, bytes);
-  return out;
 }
 
 }  // namespace
@@ -43,30 +34,11 @@ Weight WeightLoader::load(const ModuleLayout& l, std::int64_t stack, const Block
   a.row_groups = l.in / a.group;
   a.scale_type = scale_type(l.scales->dtype);
   const std::size_t sb = dtype_bytes(l.scales->dtype);
-  const unsigned char* q = l.file->bytes(*l.weight) + row0 * a.row_words * 4;
-  const unsigned char* s = l.scales_file->bytes(*l.scales) + row0 * a.row_groups * sb;
-  const unsigned char* z = l.biases_file->bytes(*l.biases) + row0 * a.row_groups * sb;
-  // MLX's writer does not align tensors: words at an odd offset are read from a copy of the rows used.
-  const bool aligned = l.file->file_offset(*l.weight) % 4 == 0 && l.scales_file->file_offset(*l.scales) % sb == 0 &&
-                       l.biases_file->file_offset(*l.biases) % sb == 0;
-  if (aligned) {
-    a.q = reinterpret_cast<const std::uint32_t*>(q);
-    a.scales = s;
-    a.biases = z;
-    return Weight::affine(a, b.col, rows, cols, mapped);
-  }
-  struct Copy {
-    std::shared_ptr<std::vector<std::uint32_t>> q, s, z;
-  };
-  auto copy =
-      std::make_shared<Copy>(Copy{aligned_copy(q, rows * a.row_words * 4), aligned_copy(s, rows * a.row_groups * sb),
-                                  aligned_copy(z, rows * a.row_groups * sb)});
-  a.q = copy->q->data();
-  a.scales = copy->s->data();
-  a.biases = copy->z->data();
-  Weight w = Weight::affine(a, b.col, rows, cols, copy);
-  w.set_copied(true);
-  return w;
+  // In place at any alignment (MLX's writer does not align tensors): the kernels read them so.
+  a.q = l.file->bytes(*l.weight) + row0 * a.row_words * 4;
+  a.scales = l.scales_file->bytes(*l.scales) + row0 * a.row_groups * sb;
+  a.biases = l.biases_file->bytes(*l.biases) + row0 * a.row_groups * sb;
+  return Weight::affine(a, b.col, rows, cols, mapped);
 }
 
 Weight WeightLoader::matrix(const std::string& module, std::int64_t out, std::int64_t in, const Block& b) const {

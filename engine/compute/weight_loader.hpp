@@ -1,8 +1,8 @@
 // The weights of a model directory as CpuBackend computes with them
 // (engine/compute/weight_layout.hpp says where they are): each module's block
-// computed in place from the mapped file where its bytes are aligned, else
-// from a copy of the rows used; 16-bit floats converted to f32; quantized
-// weights kept packed.
+// computed in place from the mapped file: f32 where its bytes are aligned
+// (else from a copy of the rows used), quantized weights kept packed at any
+// alignment; 16-bit floats converted to f32.
 #pragma once
 
 #include <string>

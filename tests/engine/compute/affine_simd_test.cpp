@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -97,6 +98,44 @@ TEST(AffineSimd, RowDotsAndDequantizationEqualTheScalarKernels) {
             EXPECT_EQ(a, b) << k->isa << ' ' << bits << "-bit, segment at " << s.first;
           }
         }
+}
+
+// MLX's writer does not align tensors: words, scales and biases one byte off
+// their alignment give the same results, on every kernel.
+TEST(AffineSimd, MisalignedWordsScalesAndBiasesComputeTheSame) {
+  const int rows = 6, in = 256;
+  auto kernels = vector_kernels();
+  kernels.push_back(&scalar_kernels());
+  auto shifted = [](const auto& v) {  // v's bytes, starting one byte into the buffer
+    auto out = std::make_shared<std::vector<unsigned char>>(v.size() * sizeof(v[0]) + 1);
+    std::memcpy(out->data() + 1, v.data(), v.size() * sizeof(v[0]));
+    return out;
+  };
+  for (const int bits : {4, 8}) {
+    const Random m = random_rows(rows, in, bits, 64, bits);
+    const auto q = shifted(m.words), sc = shifted(m.scales), bi = shifted(m.biases);
+    AffineRows off = m.rows;
+    off.q = q->data() + 1;
+    off.scales = sc->data() + 1;
+    off.biases = bi->data() + 1;
+    const std::vector<float> x = random_floats(in, 3);
+    const std::vector<Segment> segs = cut(64, 0, in);
+    std::vector<float> xsum(segs.size());
+    for (std::size_t k = 0; k < segs.size(); ++k)
+      for (int i = 0; i < segs[k].count; ++i) xsum[k] += x[segs[k].offset + i];
+    for (const AffineKernels* k : kernels) {
+      const RowDot dot = bits == 4 ? k->dot4 : k->dot8;
+      std::vector<float> want(rows), got(rows);
+      dot(m.rows, 0, rows, segs, x.data(), xsum.data(), want.data());
+      dot(off, 0, rows, segs, x.data(), xsum.data(), got.data());
+      EXPECT_EQ(got, want) << k->isa << ' ' << bits << "-bit";
+      const Dequant dequant = bits == 4 ? k->dequant4 : k->dequant8;
+      std::vector<float> a(in), b(in);
+      dequant(m.words.data(), 0, in, 0.3f, -0.7f, a.data());
+      dequant(off.q, 0, in, 0.3f, -0.7f, b.data());
+      EXPECT_EQ(a, b) << k->isa << ' ' << bits << "-bit";
+    }
+  }
 }
 
 // Products computed on 1 thread and on 3 (more than the pieces of some).

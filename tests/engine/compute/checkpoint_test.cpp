@@ -164,7 +164,9 @@ TEST(Checkpoint, UnquantizedStackedExpertsComputeAsPerExpertOnes) {
   EXPECT_EQ(engine::Checkpoint(mlx).has("model.layers.0.mlp.experts.0.up_proj.weight"), false);
 }
 
-// A module's weight is mapped iff its bytes sit at an aligned file offset.
+// An f32 weight is mapped iff its bytes sit at an aligned file offset; a
+// quantized one always is (MLX's writer does not align tensors; the kernels
+// read them at any alignment).
 TEST(Checkpoint, WeightsAreMappedWhenAlignedAndCopiedWhenNot) {
   for (const bool mlx : {false, true}) {
     const std::string dir = fresh_dir(mlx ? "ckpt-map-mlx" : "ckpt-map-hf");
@@ -172,24 +174,23 @@ TEST(Checkpoint, WeightsAreMappedWhenAlignedAndCopiedWhenNot) {
     const engine::ModelConfig c = engine::load_model_config(dir);
     auto ck = std::make_shared<const engine::Checkpoint>(dir);
     const engine::WeightLoader load(engine::WeightLayout(ck, c, dir + "/config.json"));
-    int copied = 0;
+    int misaligned = 0;
     for (int l = 0; l < c.num_hidden_layers; ++l)
       for (const char* proj : {"q_proj", "k_proj", "v_proj"}) {
         const std::string module = engine::layer_name(l, std::string("self_attn.") + proj);
         const auto& f = ck->file(module + ".weight");
-        bool aligned = f.file_offset(f.info(module + ".weight")) % 4 == 0;
-        if (mlx)
-          for (const char* part : {".scales", ".biases"})
-            aligned &= ck->file(module + part).file_offset(ck->info(module + part)) % 2 == 0;
+        const bool aligned = f.file_offset(f.info(module + ".weight")) % 4 == 0;
         const int rows = (proj == std::string("q_proj") ? c.num_attention_heads : c.num_key_value_heads) * c.head_dim;
         const engine::Weight w = load.matrix(module, rows, c.hidden_size, {0, rows, 0, c.hidden_size});
         EXPECT_EQ(w.quantized(), mlx);
-        EXPECT_EQ(w.copied(), !aligned) << module;
-        copied += w.copied();
+        EXPECT_EQ(w.copied(), !mlx && !aligned) << module;
+        misaligned += !aligned;
       }
-    if (!mlx) {
-      EXPECT_EQ(copied, 0);  // Hugging Face's padding keeps every F32 tensor aligned
-    }
+    // Hugging Face's padding keeps every F32 tensor aligned; MLX's layout leaves some words misaligned.
+    if (mlx)
+      EXPECT_GT(misaligned, 0);
+    else
+      EXPECT_EQ(misaligned, 0);
   }
 }
 
