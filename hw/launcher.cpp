@@ -164,7 +164,10 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
   while (running > 0 || !streams.empty()) {
     std::vector<pollfd> fds;
     for (const auto& s : streams) fds.push_back({s.fd, POLLIN, 0});
-    ::poll(fds.data(), fds.size(), hooks.on_tick ? 10 : 100);
+    // Ranks whose pipes have all closed are exiting: reap them within a
+    // millisecond, not a tick later (it was 100 ms of every short run).
+    const int tick_ms = hooks.on_tick ? 10 : 100;
+    ::poll(fds.data(), fds.size(), streams.empty() ? 1 : tick_ms);
     for (std::size_t i = fds.size(); i-- > 0;)
       if (fds[i].revents && !streams[i].forward()) streams.erase(streams.begin() + static_cast<long>(i));
     for (int r = 0; r < n; ++r) {
