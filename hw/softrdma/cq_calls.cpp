@@ -37,15 +37,26 @@ void complete(Cq& cq, const ibv_wc& wc) {
   (void)!write(ch->write_fd, &byte, 1);
 }
 
-int poll_cq(ibv_cq* c, int entries, ibv_wc* wc) {
-  Cq* cq = cq_of(c);
-  std::lock_guard lock(ctx_of(c->context)->mu);
-  const int n = std::min<int>(entries, static_cast<int>(cq->wcs.size()));
+namespace {
+
+int take_completions(Cq& cq, Context& ctx, int entries, ibv_wc* wc) {
+  std::lock_guard lock(ctx.mu);
+  const int n = std::min<int>(entries, static_cast<int>(cq.wcs.size()));
   for (int i = 0; i < n; ++i) {
-    wc[i] = cq->wcs.front();
-    cq->wcs.pop_front();
+    wc[i] = cq.wcs.front();
+    cq.wcs.pop_front();
   }
   return n;
+}
+
+}  // namespace
+
+// Reads the socket first, as a kernel-bypass device's poll finds what the
+// NIC wrote: on a loaded host the receiver thread may wait long to run.
+int poll_cq(ibv_cq* c, int entries, ibv_wc* wc) {
+  Context& ctx = *ctx_of(c->context);
+  receive_waiting(ctx, /*if_nobody_reads=*/true);
+  return take_completions(*cq_of(c), ctx, entries, wc);
 }
 
 // Solicited-only is treated as any completion: UC SENDs here carry no solicited bit.

@@ -40,7 +40,13 @@ void watch_port(Context& ctx);
 // SOFTRDMA_FAULT_FILE when it exists (hw/softrdma/fault_file.cpp).
 void watch_fault_file(Context& ctx);
 
-// Starts and stops the thread that receives ctx's datagrams into posted receives.
+// Delivers every datagram waiting on ctx's socket into posted receives,
+// without blocking: the receiver thread's work, done also by ibv_poll_cq, so
+// a busy-polling application sees a packet without waiting for that thread
+// to be scheduled; `if_nobody_reads`: returns at once while another reads
+// (a poller must not sleep on the lock). REQUIRES: ctx.mu is not held.
+void receive_waiting(Context& ctx, bool if_nobody_reads);
+// Starts and stops the thread that receives ctx's datagrams while nobody polls.
 void start_receiver(Context& ctx);
 void stop_receiver(Context& ctx);
 

@@ -1,8 +1,8 @@
 // The objects behind the ibv_* handles softrdma hands out. Each embeds the
 // libibverbs struct as its first member, so a client's pointer is ours and
 // verbs.h's inline functions (ibv_post_send, ibv_poll_cq, ...) reach us through
-// ibv_context::ops. One mutex per context guards everything under it; the
-// receiver thread takes it for each packet.
+// ibv_context::ops. One mutex per context guards everything under it; whoever
+// reads the socket (the receiver thread, or a poller) takes it for each batch.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -50,6 +50,10 @@ struct Context {
   std::map<std::uint32_t, struct Mr*> mrs;  // by lkey
   std::uint32_t next_key = 1;
   std::thread receiver;
+  // One reader of the socket at a time, so datagrams are delivered in the
+  // order they arrived; taken before mu, never inside it.
+  std::mutex receive_mu;
+  std::vector<std::byte> receive_buffer;  // guarded by receive_mu
   std::atomic<bool> stopping{false};
   WireFaults faults;     // loss and reordering of outgoing packets
   std::mutex faults_mu;  // guards rng and every QP's held packet

@@ -104,10 +104,6 @@ void receive(Context& ctx, const sockaddr_in& from, const std::byte* data, std::
 }
 
 void receive_loop(Context& ctx) {
-  std::vector<std::byte> buffers(kBatch * kMaxPacket);
-  mmsghdr msgs[kBatch];
-  iovec iov[kBatch];
-  sockaddr_in from[kBatch];
   while (!ctx.stopping.load()) {
     pollfd fds[2] = {{ctx.sock, POLLIN, 0}, {ctx.wake[0], POLLIN, 0}};
     if (poll(fds, 2, kCheckMs) < 0 || ctx.stopping.load()) continue;
@@ -117,22 +113,7 @@ void receive_loop(Context& ctx) {
       std::lock_guard lock(ctx.mu);
       fail_context(ctx);
     }
-    for (;;) {
-      for (int i = 0; i < kBatch; ++i) {
-        iov[i] = {buffers.data() + i * kMaxPacket, kMaxPacket};
-        msgs[i] = {};
-        msgs[i].msg_hdr.msg_iov = &iov[i];
-        msgs[i].msg_hdr.msg_iovlen = 1;
-        msgs[i].msg_hdr.msg_name = &from[i];
-        msgs[i].msg_hdr.msg_namelen = sizeof from[i];
-      }
-      const int got = recvmmsg(ctx.sock, msgs, kBatch, MSG_DONTWAIT, nullptr);
-      if (got <= 0) break;
-      std::lock_guard lock(ctx.mu);
-      for (int i = 0; i < got; ++i)
-        if (!(msgs[i].msg_hdr.msg_flags & MSG_TRUNC))
-          receive(ctx, from[i], buffers.data() + i * kMaxPacket, msgs[i].msg_len);
-    }
+    receive_waiting(ctx, /*if_nobody_reads=*/false);
   }
 }
 
@@ -159,6 +140,34 @@ void send_with_faults(Context& ctx, Qp& qp, mmsghdr* msgs, int batch) {
 }
 
 }  // namespace
+
+void receive_waiting(Context& ctx, bool if_nobody_reads) {
+  std::unique_lock reading(ctx.receive_mu, std::defer_lock);
+  if (!if_nobody_reads)
+    reading.lock();
+  else if (!reading.try_lock())
+    return;
+  ctx.receive_buffer.resize(kBatch * kMaxPacket);
+  std::byte* buffers = ctx.receive_buffer.data();
+  mmsghdr msgs[kBatch];
+  iovec iov[kBatch];
+  sockaddr_in from[kBatch];
+  for (;;) {
+    for (int i = 0; i < kBatch; ++i) {
+      iov[i] = {buffers + i * kMaxPacket, kMaxPacket};
+      msgs[i] = {};
+      msgs[i].msg_hdr.msg_iov = &iov[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+      msgs[i].msg_hdr.msg_name = &from[i];
+      msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+    }
+    const int got = recvmmsg(ctx.sock, msgs, kBatch, MSG_DONTWAIT, nullptr);
+    if (got <= 0) return;
+    std::lock_guard lock(ctx.mu);
+    for (int i = 0; i < got; ++i)
+      if (!(msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) receive(ctx, from[i], buffers + i * kMaxPacket, msgs[i].msg_len);
+  }
+}
 
 int send_packets(Context& ctx, Qp& qp, std::span<const OutgoingSend> sends) {
   const std::size_t mtu = mtu_bytes(qp.path_mtu);
