@@ -6,12 +6,15 @@
 # sees the same disturbance. By default on softrdma (preloaded, device
 # rdma_lo), the device CI has; name a DEVICE (and SOFTRDMA=0) to measure a
 # real NIC or Soft-RoCE.
-# Usage: bench/verbs-bench.sh [DEVICE]   (QP=uc|rc, ITERS=N, ROUNDS=N, SOFTRDMA=0|1)
+# Usage: bench/verbs-bench.sh [DEVICE]   (QP=uc|rc, ITERS=N, BYTES=N, ROUNDS=N, SOFTRDMA=0|1)
+# ITERS: round trips per latency run; BYTES: streamed per bandwidth run (perftest
+# runs at most its device's max_qp_wr iterations: it sizes its queues by them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 p2p=build/bench/verbs_p2p
 qp=${QP:-uc}
-iters=${ITERS:-2000}
+iters=${ITERS:-5000}
+bytes=${BYTES:-268435456}
 rounds=${ROUNDS:-5}
 softrdma=${SOFTRDMA:-1}
 
@@ -42,7 +45,8 @@ gid_index=$(ibv_devinfo -v -d "$device" | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*ffff
 # the wire pattern VerbsRuntime makes of that message.
 max_msg=$(ibv_devinfo -v -d "$device" | awk '/max_msg_sz/ { print $2; exit }')
 frame=$(( ${max_msg:-4096} < 524288 ? ${max_msg:-4096} : 524288 ))
-perftest_args=(-d "$device" -c "${qp^^}" -n "$iters" -F)
+max_wr=$(ibv_devinfo -v -d "$device" | awk '/max_qp_wr/ { print $2; exit }')
+perftest_args=(-d "$device" -c "${qp^^}" -F)
 [ -z "$gid_index" ] || perftest_args+=(-x "$gid_index")
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
@@ -51,13 +55,13 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 # A perftest server and client on the device: the client's output in $log/TOOL.client.
 perftest_pair() {
-  local tool=$1 size=$2 port
-  shift 2
+  local tool=$1 size=$2 n=$3 port
+  shift 3
   port=$(free_port)
-  timeout 60 env "$@" "$tool" "${perftest_args[@]}" -p "$port" -s "$size" >"$log/$tool.server" 2>&1 &
+  timeout 60 env "$@" "$tool" "${perftest_args[@]}" -n "$n" -p "$port" -s "$size" >"$log/$tool.server" 2>&1 &
   local server=$!
   sleep 0.5
-  timeout 60 env "$@" "$tool" "${perftest_args[@]}" -p "$port" -s "$size" 127.0.0.1 >"$log/$tool.client" 2>&1 || true
+  timeout 60 env "$@" "$tool" "${perftest_args[@]}" -n "$n" -p "$port" -s "$size" 127.0.0.1 >"$log/$tool.client" 2>&1 || true
   wait "$server" || true
 }
 
@@ -65,15 +69,17 @@ perftest_pair() {
 # "both": the client's row, then the server's), or nothing (with why in $log/TOOL.why). On softrdma it first runs under macOS's
 # rules, to record what they refuse, then with the allowances that lift them.
 perftest() {
-  local tool=$1 size=$2 end=$3 allow=()
+  local tool=$1 size=$2 end=$3 n=$iters allow=()
+  [ "$tool" != ib_send_bw ] || n=$(( bytes / size ))
+  n=$(( n < ${max_wr:-4096} ? n : ${max_wr:-4096} ))
   if [ "$softrdma" = 1 ]; then
     if [ ! -e "$log/$tool.refused" ]; then
-      perftest_pair "$tool" "$size" SOFTRDMA_ALLOW=
+      perftest_pair "$tool" "$size" "$n" SOFTRDMA_ALLOW=
       grep -h -o "softrdma: .* refused: [^(]*" "$log/$tool.server" "$log/$tool.client" | sort -u >"$log/$tool.refused" || true
     fi
     if [ -s "$log/$tool.refused" ]; then allow=(SOFTRDMA_ALLOW=recv-before-rts,local-write-mr); fi
   fi
-  perftest_pair "$tool" "$size" "${allow[@]}"
+  perftest_pair "$tool" "$size" "$n" "${allow[@]}"
   local ends=("$log/$tool.$end")
   [ "$end" != both ] || ends=("$log/$tool.client" "$log/$tool.server")
   awk -v s="$size" '$1 == s { print; found++; nextfile } END { exit !found }' "${ends[@]}" ||
@@ -82,10 +88,11 @@ perftest() {
 
 # One VerbsRuntime or TcpRuntime measurement between two processes.
 p2p_run() {
-  local transport=$1 mode=$2 size=$3 port
+  local transport=$1 mode=$2 size=$3 port n=$iters
   port=$(free_port)
+  [ "$mode" != bw ] || n=$(( bytes / size > 0 ? bytes / size : 1 ))
   local args=(--port "$port" --transport "$transport" --device "$device" --mode "$mode" --qp "$qp" --size "$size"
-              --iters "$iters" --frame "$frame")
+              --iters "$n" --frame "$frame")
   "$p2p" --rank 1 "${args[@]}" &
   local peer=$!
   "$p2p" --rank 0 "${args[@]}" | awk '{ print $2 }'
@@ -93,9 +100,9 @@ p2p_run() {
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+median() { tr ' ' '\n' | awk 'NF' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
-echo "device $device$([ "$softrdma" = 1 ] && echo " (softrdma)"), $qp queue pairs, $iters iterations, frames of $frame B, medians of $rounds alternating rounds"
+echo "device $device$([ "$softrdma" = 1 ] && echo " (softrdma)"), $qp queue pairs, $iters round trips a latency run, $bytes B a bandwidth run (perftest: at most $max_wr iterations), frames of $frame B, medians of $rounds alternating rounds"
 echo
 echo "| test | size (B) | VerbsRuntime | TCP transport | perftest | Verbs/perftest | Verbs/TCP |"
 echo "|---|---|---|---|---|---|---|"
