@@ -283,6 +283,9 @@ engine::LinkCard scaled_link(const engine::LinkCard& card, const std::string& na
   l.name = name;
   l.latency_s *= latency;
   l.bandwidth *= bandwidth;
+  // A card that times messages by size (wire_time_by_size) takes its wire times from the table, not the
+  // bandwidth: they scale with it.
+  for (engine::WireTime& p : l.wire_time_by_size) p.seconds /= bandwidth;
   return l;
 }
 
@@ -356,6 +359,10 @@ std::string sensitivity_section(const Context& c) {
     const auto& link = c.catalog.link(base);
     const double per_message = link.per_message_overhead_s + c.profiles.at(stack).per_message_overhead_s;
     const double activation_bytes = 2.0 * c.catalog.model(row.model).hidden;  // one token, 16-bit
+    const double wire_s = engine::timed_bytes(link, activation_bytes) / link.bandwidth;
+    const std::string wire_how = link.wire_time_by_size.empty()
+                                     ? fmt::format("at {:.1f} GB/s", link.bandwidth / 1e9)
+                                     : std::string("as the card's wire_time_by_size times it");
     out += fmt::format("| {} | {} | {:.2f} |", stack, base, calibrated);
     for (auto [lat, bw] : {std::pair{0.5, 1.0}, {2.0, 1.0}, {1.0, 0.5}, {1.0, 2.0}}) {
       const std::string name = fmt::format("{}-lat{}-bw{}", base, lat, bw);
@@ -365,11 +372,10 @@ std::string sensitivity_section(const Context& c) {
     }
     out += "\n";
     notes += fmt::format(
-        "- {}: a decode message costs {:.0f} us of software at the sender, {:.0f} us of latency and "
-        "{:.1f} us on the wire ({:.0f} bytes of activations at {:.1f} GB/s). Messages are small, so latency "
+        "- {}: a decode message costs {:.0f} us of software at the sender, {:.3g} us of latency and "
+        "{:.1f} us on the wire ({:.0f} bytes of activations, {}). Messages are small, so latency "
         "moves the result more than bandwidth, and both are small next to the token time.\n",
-        stack, 1e6 * per_message, 1e6 * link.latency_s, 1e6 * activation_bytes / link.bandwidth, activation_bytes,
-        link.bandwidth / 1e9);
+        stack, 1e6 * per_message, 1e6 * link.latency_s, 1e6 * wire_s, activation_bytes, wire_how);
   }
   return out + "\nWhy it moves so little:\n\n" + notes;
 }
