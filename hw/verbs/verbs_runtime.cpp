@@ -121,7 +121,8 @@ void VerbsRuntime::send(int dst, int tag, engine::Payload payload) {
         fmt::format("a {}-byte message is over the {}-byte limit", payload.size, kMaxMessageBytes));
   peers_[hop].queued_bytes += payload.bytes.size();
   peers_[hop].out.emplace_back(tag, std::move(payload), FrameRoute{.forward_to = hop == dst ? -1 : dst});
-  step(hop, /*flush=*/false);
+  // A stream of small messages reaps completions only when its queue does not drain.
+  if (!step(hop, /*flush=*/false, /*reap=*/false) || !peers_[hop].out.empty()) step(hop, /*flush=*/false);
 }
 
 engine::Payload VerbsRuntime::recv(int src, int tag, double timeout_s) {
@@ -283,10 +284,10 @@ void VerbsRuntime::wait_for_completion(Clock::time_point until) {
 }
 
 // One round for one peer: reap completions, then send what credits allow.
-bool VerbsRuntime::step(int peer, bool flush) {
+bool VerbsRuntime::step(int peer, bool flush, bool reap) {
   bool moved = false;
   try {
-    moved = peers_[peer].link->poll([&](std::span<const std::byte> frame) { on_frame(peer, frame); }) > 0;
+    if (reap) moved = peers_[peer].link->poll([&](std::span<const std::byte> frame) { on_frame(peer, frame); }) > 0;
     moved |= push(peer, flush);
   } catch (const std::exception& e) {  // LinkError, FrameError, a broken credit count
     fail(peer, e.what());

@@ -96,8 +96,9 @@ class VerbsRuntime : public engine::Runtime {
   // `flush` as step's: send() waiting on its queue keeps a frame it could not fill.
   void progress(Clock::time_point until, int src = -1, int tag = 0, bool flush = true);
   void wait_for_completion(Clock::time_point until);
-  // `flush`: send a frame the queue could not fill too (see push).
-  bool step(int peer, bool flush = true);
+  // `flush`: send a frame the queue could not fill too (see push); `reap`:
+  // poll the completions first (a system call on a software device).
+  bool step(int peer, bool flush = true, bool reap = true);
   // Packs what is queued for `peer` into frames and posts them while credits
   // and send slots last, with what is owed or asked for.
   bool push(int peer, bool flush = true);
