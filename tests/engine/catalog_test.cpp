@@ -264,6 +264,22 @@ TEST(CatalogCards, LinkCardsLoadInSiUnits) {
   EXPECT_EQ(cat().link_names().size(), 5u);
 }
 
+// The card holds REFERENCE.md's Mac-to-Mac UC verbs figures ("Newer link figures"): a 64 B message's one-way
+// 4.15 us is its latency; 4 KiB takes 4.6 us, and so does anything smaller (padded to a 4 KiB frame); 64 KiB
+// crosses at 69-75 Gbit/s on top of the latency.
+TEST(CatalogCards, Tb5RdmaTimesMessagesAsThePublishedUcVerbsFigures) {
+  const LinkCard& rdma = cat().link("tb5-rdma");
+  const auto wire_s = [&](double bytes) { return engine::timed_bytes(rdma, bytes) / rdma.bandwidth; };
+  EXPECT_NEAR(rdma.latency_s, 4.15e-6, 1e-12);
+  EXPECT_NEAR(rdma.latency_s + wire_s(4096), 4.6e-6, 1e-9);
+  EXPECT_NEAR(rdma.latency_s + wire_s(64), 4.6e-6, 1e-9);
+  const double gbps_64k = 65536 * 8 / wire_s(65536) / 1e9;
+  EXPECT_GE(gbps_64k, 69);
+  EXPECT_LE(gbps_64k, 75);
+  // Beyond the table, the card's bulk rate: no published device figure above 64 KiB.
+  EXPECT_NEAR(wire_s(2 << 20) - wire_s(1 << 20), (1 << 20) / rdma.bandwidth, 1e-12);
+}
+
 TEST(CatalogCards, UnknownNamesListTheKnownOnes) {
   try {
     cat().model("gpt-5");

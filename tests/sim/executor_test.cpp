@@ -59,9 +59,9 @@ engine::StepShape decode_shape(int prompt, int k) {
   return s;
 }
 
+// Padded to whole frames, or as the card's wire_time_by_size times it.
 double message_s(const engine::LinkCard& link, double bytes) {
-  const double frames = std::max(1.0, std::ceil(bytes / link.frame_bytes));
-  return link.per_message_overhead_s + link.latency_s + frames * link.frame_bytes / link.bandwidth;
+  return link.per_message_overhead_s + link.latency_s + engine::timed_bytes(link, bytes) / link.bandwidth;
 }
 
 // The cards and plan a test derives its expected step times from.
