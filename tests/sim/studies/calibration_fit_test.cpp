@@ -21,8 +21,8 @@ struct Bound {
   const char* stack;
   double mean, worst;
 };
-// Measured in-sample (reports/calibration.md): exo 2.0% mean, 9.4% worst (Llama-3.1-8B fp16 prefill);
-// llama.cpp 3.8% mean, 9.4% worst (DeepSeek-R1 671B decode).
+// Measured in-sample (reports/calibration.md): exo 1.8% mean, 9.4% worst (Llama-3.1-8B fp16 prefill);
+// llama.cpp 3.9% mean, 9.8% worst (DeepSeek-R1 671B decode).
 constexpr Bound kInSampleBounds[] = {{"exo-tensor-rdma", 0.025, 0.10}, {"llamacpp-rpc-tcp", 0.045, 0.10}};
 constexpr int kJobs = 2;
 
