@@ -1,14 +1,25 @@
 #include "engine/compute/affine_dot.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string_view>
 
 namespace engine::cpu {
 
+QuantizedSegment quantize_segment(const float* x, int n, std::int8_t* xq) {
+  float amax = 0;
+  for (int i = 0; i < n; ++i) amax = std::max(amax, std::fabs(x[i]));
+  const float d = amax / 127, id = d > 0 ? 1 / d : 0;
+  std::int32_t sum = 0;
+  for (int i = 0; i < n; ++i) sum += xq[i] = static_cast<std::int8_t>(std::nearbyint(x[i] * id));
+  return {d, sum};
+}
+
 template <int Bits>
-void dot_lanes(const void* row, std::int64_t first, int n, const float* x, float* lanes) {
-  for (int i = 0; i < n; ++i)
-    lanes[i % kLanes] = std::fma(static_cast<float>(packed<Bits>(row, first + i)), x[i], lanes[i % kLanes]);
+std::int32_t int_dot(const void* row, std::int64_t first, int n, const std::int8_t* xq) {
+  std::int32_t sum = 0;
+  for (int i = 0; i < n; ++i) sum += static_cast<std::int32_t>(packed<Bits>(row, first + i)) * xq[i];
+  return sum;
 }
 
 template <int Bits>
@@ -16,28 +27,29 @@ void dequant_scalar(const void* row, std::int64_t first, int n, float scale, flo
   for (int i = 0; i < n; ++i) out[i] = std::fma(scale, static_cast<float>(packed<Bits>(row, first + i)), bias);
 }
 
-template void dot_lanes<4>(const void*, std::int64_t, int, const float*, float*);
-template void dot_lanes<8>(const void*, std::int64_t, int, const float*, float*);
+template std::int32_t int_dot<4>(const void*, std::int64_t, int, const std::int8_t*);
+template std::int32_t int_dot<8>(const void*, std::int64_t, int, const std::int8_t*);
 template void dequant_scalar<4>(const void*, std::int64_t, int, float, float, float*);
 template void dequant_scalar<8>(const void*, std::int64_t, int, float, float, float*);
 
 namespace {
 
 template <int Bits>
-void row_dot(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs, const float* x,
-             const float* xsum, float* out) {
+void row_dot(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs, const QuantizedX& x,
+             float* out) {
+  const int n = static_cast<int>(segs.size());
   for (std::int64_t r = r0; r < r0 + rows; ++r) {
-    const unsigned char* words = row_bytes(w, r);
-    float acc[kLanes] = {}, bias_sum = 0;
-    for (std::size_t k = 0; k < segs.size(); ++k) {
-      float lanes[kLanes] = {};
-      dot_lanes<Bits>(words, segs[k].first, segs[k].count, x + segs[k].offset, lanes);
-      const std::int64_t g = r * w.row_groups + segs[k].group;
-      const float scale = load_scale(w.scales, w.scale_type, g);
-      for (int l = 0; l < kLanes; ++l) acc[l] = std::fma(scale, lanes[l], acc[l]);
-      bias_sum = std::fma(load_scale(w.biases, w.scale_type, g), xsum[k], bias_sum);
+    float lanes[kLanes] = {};
+    for (int k0 = 0; k0 < n; k0 += kLanes) {
+      std::int32_t isum[kLanes];
+      const int m = std::min(kLanes, n - k0);
+      for (int j = 0; j < m; ++j) {
+        const Segment& s = segs[k0 + j];
+        isum[j] = int_dot<Bits>(row_bytes(w, r), s.first, s.count, x.q + s.offset);
+      }
+      add_segments(w, r, segs.data(), k0, m, isum, x, lanes);
     }
-    out[r - r0] = reduce_lanes(acc) + bias_sum;
+    out[r - r0] = reduce_lanes(lanes);
   }
 }
 
@@ -52,6 +64,7 @@ const AffineKernels& best_kernels() {
   static const AffineKernels& k = [&]() -> const AffineKernels& {
     const char* forced = std::getenv("MESHINFER_KERNELS");
     if (forced && std::string_view(forced) == "scalar") return scalar_kernels();
+    if (const AffineKernels* v = avxvnni_kernels()) return *v;
     if (const AffineKernels* v = avx2_kernels()) return *v;
     if (const AffineKernels* v = neon_kernels()) return *v;
     return scalar_kernels();

@@ -1,17 +1,15 @@
 // The inner kernels of affine_kernels.cpp, one small function per format
-// (4 and 8 bits), scalar beside AVX2 (x86-64) and NEON (aarch64), as ggml's
-// and MLX's quantized.cpp keep them. Every variant computes the same sums in
-// the same order, so they agree bit for bit and a run's tokens do not depend
-// on the machine's vector unit:
-// - a dot of packed values with x keeps 8 lanes, lane l summing with fused
-//   multiply-adds, in order, the products of the elements i ≡ l (mod 8) of
-//   the segment;
-// - a row's result adds each group's lanes times its scale into 8 row lanes
-//   (fused), reduces them as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)), and adds
-//   Σ bias·Σx (fused, group by group);
-// - a dequantized value is fma(scale, q, bias).
+// (4 and 8 bits), scalar beside AVX2 (x86-64, with an AVX-VNNI variant) and
+// NEON (aarch64), as ggml's and MLX's quantized.cpp keep them. Every variant
+// gives the same results bit for bit, so a run's tokens do not depend on the
+// machine's vector unit:
+// - a row dot (few rows of x: decode) takes x quantized to int8 per segment
+//   as ggml's Q8_0 quantizes activations (quantize_segment), and sums q·xq
+//   in int32: exact, so in any order;
+// - a dequantized value (many rows of x: prefill, then BLAS) is fma(scale, q, bias).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -61,14 +59,46 @@ inline std::uint32_t packed(const void* row, std::int64_t j) {
   return (word >> ((j % per_word) * Bits)) & ((1u << Bits) - 1);
 }
 
+// x's values in one segment as int8, xq = round(x/d) with d = max|x|/127
+// (zero for an all-zero segment), and Σxq.
+struct QuantizedSegment {
+  float d;
+  std::int32_t sum;
+};
+QuantizedSegment quantize_segment(const float* x, int n, std::int8_t* xq);
+
+// A row of x as the row dots take it: per segment k, its values quantized
+// (q, at the segment's offset), d[k] and q_sum[k] (QuantizedSegment), and
+// x_sum[k] = Σx for the bias term.
+struct QuantizedX {
+  const std::int8_t* q;
+  const float* d;
+  const std::int32_t* q_sum;
+  const float* x_sum;
+};
+
+// Rows [r0, r0+rows) of w against one row of x, into out[0, rows). Each
+// segment's Σ q·xq is an exact int32 (|q·xq| <= 255·127, at most 128 elements),
+// so kernels sum it in any order; segment k then adds, unfused,
+// v = scale·(d·Σq·xq) + bias·Σx into lane k mod 8 of the row, in order (8 at a
+// time in vectors), and the lanes are reduced as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)).
+using RowDot = void (*)(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs,
+                        const QuantizedX& x, float* out);
+
+// Lane k mod 8 += v for segments [k0, k0+n) (n <= 8, k0 a multiple of 8) of
+// row r, whose integer dots are isum[0, n): the scalar form of the rule above.
+inline void add_segments(const AffineRows& w, std::int64_t r, const Segment* segs, int k0, int n,
+                         const std::int32_t* isum, const QuantizedX& x, float* lanes) {
+  for (int j = 0; j < n; ++j) {
+    const std::int64_t g = r * w.row_groups + segs[k0 + j].group;
+    const float v = load_scale(w.scales, w.scale_type, g) * (x.d[k0 + j] * static_cast<float>(isum[j])) +
+                    load_scale(w.biases, w.scale_type, g) * x.x_sum[k0 + j];
+    lanes[j] = lanes[j] + v;
+  }
+}
+
 inline float reduce_lanes(const float* l) { return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7])); }
 
-// Rows [r0, r0+rows) of w (rows <= 4, computed side by side so that the
-// vector units are not held up by one row's chain of additions) against one
-// row of x (xsum: Σx per segment), as described above, into out[0, rows).
-inline constexpr int kRowsAtOnce = 4;
-using RowDot = void (*)(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs, const float* x,
-                        const float* xsum, float* out);
 // out[i] = fma(scale, q[first + i], bias) for i < n.
 using Dequant = void (*)(const void* row, std::int64_t first, int n, float scale, float bias, float* out);
 
@@ -78,16 +108,18 @@ struct AffineKernels {
   Dequant dequant4, dequant8;
 };
 
-// The portable kernels, which the vector ones fall back on for segments that
-// do not start and end on 8 elements.
+// The portable kernels, which the vector ones fall back on for what is left
+// of a segment past its last whole vector, or dequantization that does not
+// start and end on 8 elements.
 const AffineKernels& scalar_kernels();
 template <int Bits>
-void dot_lanes(const void* row, std::int64_t first, int n, const float* x, float* lanes);
+std::int32_t int_dot(const void* row, std::int64_t first, int n, const std::int8_t* xq);
 template <int Bits>
 void dequant_scalar(const void* row, std::int64_t first, int n, float scale, float bias, float* out);
 
 // nullptr where the build or the machine lacks them.
 const AffineKernels* avx2_kernels();
+const AffineKernels* avxvnni_kernels();
 const AffineKernels* neon_kernels();
 
 // The fastest kernels this machine runs (MESHINFER_KERNELS=scalar forces the portable ones).

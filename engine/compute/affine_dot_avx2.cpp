@@ -1,10 +1,12 @@
 // AVX2 kernels (affine_dot.hpp), compiled for AVX2 function by function so
 // the binary still runs, with the scalar kernels, on a machine without it.
+// The row dots are affine_dot_x86.hpp's, on maddubs.
 #include "engine/compute/affine_dot.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define MESHINFER_AVX2 __attribute__((target("avx2,fma")))
+#define MESHINFER_TARGET MESHINFER_AVX2
 
 namespace engine::cpu {
 
@@ -24,59 +26,22 @@ MESHINFER_AVX2 inline __m256 values8(const unsigned char* row, std::int64_t j) {
   }
 }
 
-// R rows side by side: R independent chains of fused multiply-adds. The loops
-// over R are unrolled: as loops, GCC at -O2 keeps the lanes in memory, and
-// every step waits on a store.
-template <int Bits, int R>
-MESHINFER_AVX2 void rows_dot(const AffineRows& w, std::int64_t r0, std::span<const Segment> segs, const float* x,
-                             const float* xsum, float* out) {
-  __m256 acc[R];
-  float bias_sum[R];
-  #pragma GCC unroll 4
-  for (int i = 0; i < R; ++i) acc[i] = _mm256_setzero_ps(), bias_sum[i] = 0;
-  for (std::size_t k = 0; k < segs.size(); ++k) {
-    const Segment& s = segs[k];
-    const float* xs = x + s.offset;
-    __m256 lanes[R];
-    if (s.first % kLanes == 0 && s.count % kLanes == 0) {
-      #pragma GCC unroll 4
-      for (int i = 0; i < R; ++i) lanes[i] = _mm256_setzero_ps();
-      for (int e = 0; e < s.count; e += kLanes) {
-        const __m256 xv = _mm256_loadu_ps(xs + e);
-        #pragma GCC unroll 4
-        for (int i = 0; i < R; ++i)
-          lanes[i] = _mm256_fmadd_ps(values8<Bits>(row_bytes(w, r0 + i), s.first + e), xv, lanes[i]);
-      }
-    } else {
-      #pragma GCC unroll 4
-      for (int i = 0; i < R; ++i) {
-        alignas(32) float l[kLanes] = {};
-        dot_lanes<Bits>(row_bytes(w, r0 + i), s.first, s.count, xs, l);
-        lanes[i] = _mm256_load_ps(l);
-      }
-    }
-    #pragma GCC unroll 4
-    for (int i = 0; i < R; ++i) {
-      const std::int64_t g = (r0 + i) * w.row_groups + s.group;
-      acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(load_scale(w.scales, w.scale_type, g)), lanes[i], acc[i]);
-      bias_sum[i] = std::fma(load_scale(w.biases, w.scale_type, g), xsum[k], bias_sum[i]);
-    }
+constexpr std::int32_t kOffset = 128;
+
+// 8-bit: Σ(q-128)·x with ggml's sign trick, maddubs(|q-128|, x·sign(q-128))
+// (pairs of at most 128·127); 4-bit q is at most 15, so maddubs takes it as it is.
+MESHINFER_AVX2 inline __m256i dot32(__m256i acc, __m256i q, __m256i x, bool eight) {
+  __m256i p;
+  if (eight) {
+    const __m256i s = _mm256_xor_si256(q, _mm256_set1_epi8(static_cast<char>(0x80)));
+    p = _mm256_maddubs_epi16(_mm256_abs_epi8(s), _mm256_sign_epi8(x, s));
+  } else {
+    p = _mm256_maddubs_epi16(q, x);
   }
-  #pragma GCC unroll 4
-  for (int i = 0; i < R; ++i) {
-    alignas(32) float l[kLanes];
-    _mm256_store_ps(l, acc[i]);
-    out[i] = reduce_lanes(l) + bias_sum[i];
-  }
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
 }
 
-template <int Bits>
-MESHINFER_AVX2 void row_dot(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs,
-                            const float* x, const float* xsum, float* out) {
-  int i = 0;
-  for (; i + kRowsAtOnce <= rows; i += kRowsAtOnce) rows_dot<Bits, kRowsAtOnce>(w, r0 + i, segs, x, xsum, out + i);
-  for (; i < rows; ++i) rows_dot<Bits, 1>(w, r0 + i, segs, x, xsum, out + i);
-}
+#include "engine/compute/affine_dot_x86.hpp"
 
 template <int Bits>
 MESHINFER_AVX2 void dequant(const void* row, std::int64_t first, int n, float scale, float bias, float* out) {

@@ -1,5 +1,6 @@
 // NEON kernels (affine_dot.hpp): the 8 lanes as two float32x4 halves, lanes
-// 0-3 and 4-7. Every aarch64 core has NEON and fused multiply-add.
+// 0-3 and 4-7; integer dots on widening multiplies (every aarch64 core has
+// them; the dot-product extension is not assumed).
 #include "engine/compute/affine_dot.hpp"
 
 #if defined(__ARM_NEON) && defined(__aarch64__)
@@ -27,59 +28,81 @@ inline Half2 values8(const unsigned char* row, std::int64_t j) {
   }
 }
 
-template <int Bits, int R>
-void rows_dot(const AffineRows& w, std::int64_t r0, std::span<const Segment> segs, const float* x, const float* xsum,
-              float* out) {
-  Half2 acc[R];
-  float bias_sum[R];
-  #pragma GCC unroll 4
-  for (int i = 0; i < R; ++i) acc[i] = {vdupq_n_f32(0), vdupq_n_f32(0)}, bias_sum[i] = 0;
-  for (std::size_t k = 0; k < segs.size(); ++k) {
-    const Segment& s = segs[k];
-    const float* xs = x + s.offset;
-    Half2 lanes[R];
-    if (s.first % kLanes == 0 && s.count % kLanes == 0) {
-      #pragma GCC unroll 4
-      for (int i = 0; i < R; ++i) lanes[i] = {vdupq_n_f32(0), vdupq_n_f32(0)};
-      for (int e = 0; e < s.count; e += kLanes) {
-        const float32x4_t xlo = vld1q_f32(xs + e), xhi = vld1q_f32(xs + e + 4);
-        #pragma GCC unroll 4
-        for (int i = 0; i < R; ++i) {
-          const Half2 q = values8<Bits>(row_bytes(w, r0 + i), s.first + e);
-          lanes[i] = {vfmaq_f32(lanes[i].lo, q.lo, xlo), vfmaq_f32(lanes[i].hi, q.hi, xhi)};
-        }
-      }
-    } else {
-      #pragma GCC unroll 4
-      for (int i = 0; i < R; ++i) {
-        float l[kLanes] = {};
-        dot_lanes<Bits>(row_bytes(w, r0 + i), s.first, s.count, xs, l);
-        lanes[i] = {vld1q_f32(l), vld1q_f32(l + 4)};
-      }
-    }
-    #pragma GCC unroll 4
-    for (int i = 0; i < R; ++i) {
-      const std::int64_t g = (r0 + i) * w.row_groups + s.group;
-      const float32x4_t scale = vdupq_n_f32(load_scale(w.scales, w.scale_type, g));
-      acc[i] = {vfmaq_f32(acc[i].lo, scale, lanes[i].lo), vfmaq_f32(acc[i].hi, scale, lanes[i].hi)};
-      bias_sum[i] = std::fma(load_scale(w.biases, w.scale_type, g), xsum[k], bias_sum[i]);
-    }
-  }
-  #pragma GCC unroll 4
-  for (int i = 0; i < R; ++i) {
-    float l[kLanes];
-    vst1q_f32(l, acc[i].lo);
-    vst1q_f32(l + 4, acc[i].hi);
-    out[i] = reduce_lanes(l) + bias_sum[i];
+// Elements j..j+15 of a packed row (j even for 4 bits) as 16 bytes, in order.
+template <int Bits>
+inline uint8x16_t values16(const unsigned char* row, std::int64_t j) {
+  if constexpr (Bits == 8) {
+    return vld1q_u8(row + j);
+  } else {
+    // Byte i holds elements 2i (low nibble) and 2i+1.
+    const uint8x8_t v = vld1_u8(row + j / 2);
+    const uint8x8x2_t z = vzip_u8(vand_u8(v, vdup_n_u8(0xF)), vshr_n_u8(v, 4));
+    return vcombine_u8(z.val[0], z.val[1]);
   }
 }
 
+// Σ q·xq over segment s of a row (q_sum: the segment's Σxq): whole vectors of
+// 16, then the rest by the scalar kernel. 8-bit q is made signed as q-128
+// (products of at most 128·127, two to an int16 lane), and 128·Σx added back.
 template <int Bits>
-void row_dot(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs, const float* x,
-             const float* xsum, float* out) {
-  int i = 0;
-  for (; i + kRowsAtOnce <= rows; i += kRowsAtOnce) rows_dot<Bits, kRowsAtOnce>(w, r0 + i, segs, x, xsum, out + i);
-  for (; i < rows; ++i) rows_dot<Bits, 1>(w, r0 + i, segs, x, xsum, out + i);
+std::int32_t segment_dot(const unsigned char* row, const Segment& s, const std::int8_t* xq, std::int32_t q_sum) {
+  const std::int8_t* x = xq + s.offset;
+  const int whole = Bits == 4 && s.first % 2 != 0 ? 0 : s.count / 16 * 16;
+  int32x4_t acc = vdupq_n_s32(0);
+  for (int e = 0; e < whole; e += 16) {
+    uint8x16_t q = values16<Bits>(row, s.first + e);
+    if constexpr (Bits == 8) q = veorq_u8(q, vdupq_n_u8(0x80));
+    const int8x16_t qs = vreinterpretq_s8_u8(q), xs = vld1q_s8(x + e);
+    const int16x8_t p = vmlal_s8(vmull_s8(vget_low_s8(qs), vget_low_s8(xs)), vget_high_s8(qs), vget_high_s8(xs));
+    acc = vpadalq_s16(acc, p);
+  }
+  std::int32_t sum = vaddvq_s32(acc);
+  if (whole < s.count) {
+    sum += int_dot<Bits>(row, s.first + whole, s.count - whole, x + whole);
+    for (int i = whole; i < s.count; ++i) q_sum -= x[i];  // leaves Σx of the vector part
+  }
+  return Bits == 8 ? sum + 128 * q_sum : sum;
+}
+
+// One row at a time; its segments 8 at a time, their v (affine_dot.hpp) in
+// two vectors added to the row's lanes 0-3 and 4-7.
+template <int Bits>
+void row_dot(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs, const QuantizedX& x,
+             float* out) {
+  const int n = static_cast<int>(segs.size());
+  for (std::int64_t r = r0; r < r0 + rows; ++r) {
+    const unsigned char* row = row_bytes(w, r);
+    Half2 lanes = {vdupq_n_f32(0), vdupq_n_f32(0)};
+    for (int k0 = 0; k0 < n; k0 += kLanes) {
+      std::int32_t isum[kLanes];
+      const int m = std::min(kLanes, n - k0);
+      for (int j = 0; j < m; ++j) isum[j] = segment_dot<Bits>(row, segs[k0 + j], x.q, x.q_sum[k0 + j]);
+      if (m < kLanes) {
+        float l[kLanes];
+        vst1q_f32(l, lanes.lo);
+        vst1q_f32(l + 4, lanes.hi);
+        add_segments(w, r, segs.data(), k0, m, isum, x, l);
+        lanes = {vld1q_f32(l), vld1q_f32(l + 4)};
+        break;
+      }
+      float scale[kLanes], bias[kLanes];
+      for (int j = 0; j < kLanes; ++j) {
+        const std::int64_t g = r * w.row_groups + segs[k0 + j].group;
+        scale[j] = load_scale(w.scales, w.scale_type, g);
+        bias[j] = load_scale(w.biases, w.scale_type, g);
+      }
+      for (int h = 0; h < 2; ++h) {
+        const float32x4_t dq = vmulq_f32(vld1q_f32(x.d + k0 + 4 * h), vcvtq_f32_s32(vld1q_s32(isum + 4 * h)));
+        const float32x4_t v = vaddq_f32(vmulq_f32(vld1q_f32(scale + 4 * h), dq),
+                                        vmulq_f32(vld1q_f32(bias + 4 * h), vld1q_f32(x.x_sum + k0 + 4 * h)));
+        (h ? lanes.hi : lanes.lo) = vaddq_f32(h ? lanes.hi : lanes.lo, v);
+      }
+    }
+    float l[kLanes];
+    vst1q_f32(l, lanes.lo);
+    vst1q_f32(l + 4, lanes.hi);
+    out[r - r0] = reduce_lanes(l);
+  }
 }
 
 template <int Bits>

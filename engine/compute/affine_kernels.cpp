@@ -57,20 +57,28 @@ void affine_linear(std::span<const float> x, int n, const AffineRows& w, int row
     });
     return;
   }
-  // Σx per segment and input row: the bias term, shared by every output row.
-  std::vector<float> xsum(segs.size() * n);
+  // Each input row quantized per segment (affine_dot.hpp), and its Σx per
+  // segment for the bias term: done once, shared by every output row.
+  const std::size_t ns = segs.size();
+  std::vector<std::int8_t> xq(static_cast<std::size_t>(n) * cols);
+  std::vector<float> d(ns * n), x_sum(ns * n);
+  std::vector<std::int32_t> q_sum(ns * n);
   for (int t = 0; t < n; ++t)
-    for (std::size_t s = 0; s < segs.size(); ++s) {
-      const float* xs = x.data() + static_cast<std::size_t>(t) * cols + segs[s].offset;
+    for (std::size_t k = 0; k < ns; ++k) {
+      const std::size_t at = static_cast<std::size_t>(t) * cols + segs[k].offset;
+      const QuantizedSegment q = quantize_segment(x.data() + at, segs[k].count, xq.data() + at);
+      d[t * ns + k] = q.d;
+      q_sum[t * ns + k] = q.sum;
       float sum = 0;
-      for (int i = 0; i < segs[s].count; ++i) sum += xs[i];
-      xsum[t * segs.size() + s] = sum;
+      for (int i = 0; i < segs[k].count; ++i) sum += x[at + i];
+      x_sum[t * ns + k] = sum;
     }
   const RowDot dot = w.bits == 4 ? k.dot4 : k.dot8;
   run_blocks(pool, rows, kDotRows, [&](int r0, int count) {
     float out[kDotRows];
     for (int t = 0; t < n; ++t) {
-      dot(w, r0, count, segs, x.data() + static_cast<std::size_t>(t) * cols, xsum.data() + t * segs.size(), out);
+      const std::size_t at = t * ns;
+      dot(w, r0, count, segs, {xq.data() + static_cast<std::size_t>(t) * cols, &d[at], &q_sum[at], &x_sum[at]}, out);
       float* yt = y.data() + static_cast<std::size_t>(t) * rows + r0;
       for (int i = 0; i < count; ++i) yt[i] = accumulate ? yt[i] + out[i] : out[i];
     }

@@ -2,7 +2,9 @@
 // section 2.2): w[r, j] = scale[r, g]·q[r, j] + bias[r, g], g = j / group;
 // q packed LSB first, word k of a row holding elements k·(32/bits) + i at
 // shift i·bits. No weight is expanded in memory: a few rows (decode) are
-// dotted from the packed words, Σ_g scale·(Σ q·x) + bias·(Σ x); many
+// dotted from the packed words, Σ_g scale·d·(Σ q·xq) + bias·(Σ x) with x
+// quantized to int8 per group as ggml's Q8_0 dots quantize it (integer dots:
+// the f32 form was bound by converting every weight to float); many
 // (prefill) go through BLAS one block of rows at a time, dequantized into a
 // small buffer. The inner kernels, and their exact order of sums, are in
 // affine_dot.hpp.

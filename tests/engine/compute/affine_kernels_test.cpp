@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -19,7 +21,8 @@ using engine::cpu::ScaleType;
 struct Packed {
   std::vector<std::uint32_t> words;
   std::vector<unsigned char> scales, biases;
-  std::vector<float> dense;  // scale·q + bias, as the kernels must see it
+  std::vector<float> dense;   // scale·q + bias, as the kernels must see it
+  std::vector<float> scaled;  // scale·q alone
   AffineRows rows;
 };
 
@@ -49,6 +52,7 @@ Packed pack(int rows, int in, int bits, int group, ScaleType type, unsigned seed
   const int per_word = 32 / bits;
   p.words.assign(static_cast<std::size_t>(rows) * in / per_word, 0);
   p.dense.resize(static_cast<std::size_t>(rows) * in);
+  p.scaled.resize(p.dense.size());
   for (int r = 0; r < rows; ++r)
     for (int g = 0; g < in / group; ++g) {
       const float scale = static_cast<float>(1 + rng() % 63) / 64, bias = -static_cast<float>(rng() % 64) / 64;
@@ -60,35 +64,50 @@ Packed pack(int rows, int in, int bits, int group, ScaleType type, unsigned seed
         // Element j: word j / per_word, bits [(j % per_word)·bits, +bits).
         p.words[(static_cast<std::size_t>(r) * in + j) / per_word] |= q << ((j % per_word) * bits);
         p.dense[static_cast<std::size_t>(r) * in + j] = scale * static_cast<float>(q) + bias;
+        p.scaled[static_cast<std::size_t>(r) * in + j] = scale * static_cast<float>(q);
       }
     }
   p.rows = {p.words.data(), p.scales.data(), p.biases.data(), type, bits, group, in / per_word, in / group};
   return p;
 }
 
+// A few rows of x (decode) are quantized to int8 per group (affine_dot.hpp):
+// each x is off by at most half its group's step max|x|/127, which only the
+// scale·q part multiplies (the bias takes the exact Σx). Many rows (prefill)
+// go through f32.
 TEST(AffineKernels, LinearAndRowMatchTheDequantizedMatrix) {
-  const int rows = 5, in = 256, n = 3;
-  for (const int bits : {4, 8})
-    for (const int group : {32, 64, 128})
-      for (const ScaleType type : {ScaleType::kF32, ScaleType::kBF16, ScaleType::kF16}) {
-        const Packed p = pack(rows, in, bits, group, type, bits * 1000 + group);
-        // Columns [40, 40+150): starts and ends inside a group for every group size.
-        const int col0 = 40, cols = 150;
-        std::vector<float> x(static_cast<std::size_t>(n) * cols);
-        std::mt19937 rng(7);
-        for (float& v : x) v = static_cast<float>(static_cast<int>(rng() % 201) - 100) / 100;
-        std::vector<float> y(static_cast<std::size_t>(n) * rows, 1.0f);
-        engine::cpu::affine_linear(x, n, p.rows, rows, col0, cols, y, /*accumulate=*/true);
-        for (int t = 0; t < n; ++t)
-          for (int r = 0; r < rows; ++r) {
-            double want = 1.0;
-            for (int i = 0; i < cols; ++i) want += double(x[t * cols + i]) * p.dense[r * in + col0 + i];
-            EXPECT_NEAR(y[t * rows + r], want, 1e-3) << bits << "-bit, groups of " << group << ", row " << r;
+  const int rows = 5, in = 256;
+  for (const int n : {3, engine::cpu::kDequantizeFrom})
+    for (const int bits : {4, 8})
+      for (const int group : {32, 64, 128})
+        for (const ScaleType type : {ScaleType::kF32, ScaleType::kBF16, ScaleType::kF16}) {
+          const Packed p = pack(rows, in, bits, group, type, bits * 1000 + group);
+          // Columns [40, 40+150): starts and ends inside a group for every group size.
+          const int col0 = 40, cols = 150;
+          std::vector<float> x(static_cast<std::size_t>(n) * cols);
+          std::mt19937 rng(7);
+          for (float& v : x) v = static_cast<float>(static_cast<int>(rng() % 201) - 100) / 100;
+          std::vector<float> y(static_cast<std::size_t>(n) * rows, 1.0f);
+          engine::cpu::affine_linear(x, n, p.rows, rows, col0, cols, y, /*accumulate=*/true);
+          for (int t = 0; t < n; ++t) {
+            std::vector<double> step(in / group);  // half the quantization step of each group
+            if (n < engine::cpu::kDequantizeFrom)
+              for (int i = 0; i < cols; ++i)
+                step[(col0 + i) / group] = std::max(step[(col0 + i) / group], std::fabs(double(x[t * cols + i])) / 127 / 2);
+            for (int r = 0; r < rows; ++r) {
+              double want = 1.0, bound = 1e-3;
+              for (int i = 0; i < cols; ++i) {
+                want += double(x[t * cols + i]) * p.dense[r * in + col0 + i];
+                bound += step[(col0 + i) / group] * std::fabs(p.scaled[r * in + col0 + i]);
+              }
+              EXPECT_NEAR(y[t * rows + r], want, bound)
+                  << n << " rows of x, " << bits << "-bit, groups of " << group << ", row " << r;
+            }
           }
-        std::vector<float> row(cols);
-        engine::cpu::affine_row(p.rows, 3, col0, cols, row);
-        for (int i = 0; i < cols; ++i) EXPECT_EQ(row[i], p.dense[3 * in + col0 + i]);
-      }
+          std::vector<float> row(cols);
+          engine::cpu::affine_row(p.rows, 3, col0, cols, row);
+          for (int i = 0; i < cols; ++i) EXPECT_EQ(row[i], p.dense[3 * in + col0 + i]);
+        }
 }
 
 }  // namespace

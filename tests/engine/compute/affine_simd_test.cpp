@@ -1,9 +1,10 @@
-// The vector kernels (AVX2 here, NEON on aarch64) against the scalar ones on
-// random packed matrices: the same sums in the same order, so equal bit for
-// bit, for whole groups and for column blocks cut inside groups. And a
-// product on several threads equals the one-thread product bit for bit.
+// The vector kernels (AVX2 and AVX-VNNI here, NEON on aarch64) against the
+// scalar ones on random packed matrices: equal bit for bit, for whole groups
+// and for column blocks cut inside groups. And a product on several threads
+// equals the one-thread product bit for bit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -62,9 +63,30 @@ std::vector<Segment> cut(int group, std::int64_t col0, int cols) {
   return out;
 }
 
+// A row of x quantized per segment, as affine_linear hands it to the row dots.
+struct Quantized {
+  std::vector<std::int8_t> q;
+  std::vector<float> d, x_sum;
+  std::vector<std::int32_t> q_sum;
+  QuantizedX view() const { return {q.data(), d.data(), q_sum.data(), x_sum.data()}; }
+};
+
+Quantized quantize(const std::vector<float>& x, const std::vector<Segment>& segs) {
+  Quantized out;
+  out.q.resize(x.size());
+  for (const Segment& s : segs) {
+    const QuantizedSegment q = quantize_segment(x.data() + s.offset, s.count, out.q.data() + s.offset);
+    out.d.push_back(q.d);
+    out.q_sum.push_back(q.sum);
+    out.x_sum.push_back(0);
+    for (int i = 0; i < s.count; ++i) out.x_sum.back() += x[s.offset + i];
+  }
+  return out;
+}
+
 std::vector<const AffineKernels*> vector_kernels() {
   std::vector<const AffineKernels*> out;
-  for (const AffineKernels* k : {avx2_kernels(), neon_kernels()})
+  for (const AffineKernels* k : {avx2_kernels(), avxvnni_kernels(), neon_kernels()})
     if (k) out.push_back(k);
   return out;
 }
@@ -73,21 +95,22 @@ TEST(AffineSimd, RowDotsAndDequantizationEqualTheScalarKernels) {
   const auto kernels = vector_kernels();
   if (kernels.empty()) GTEST_SKIP() << "no vector kernels on this machine";
   const AffineKernels& scalar = scalar_kernels();
-  const int rows = 11, in = 512;  // 11: two blocks of 4 rows and 3 single rows
+  const int rows = 11, in = 512;
   for (const AffineKernels* k : kernels)
     for (const int bits : {4, 8})
       for (const int group : {32, 64, 128})
         // Whole rows; a block cut inside groups (a tensor-parallel share); one starting off the 8-element grid.
         for (const auto& [col0, cols] : {std::pair{0, in}, {64, 320}, {40, 150}, {3, 61}}) {
-          const Random m = random_rows(rows, in, bits, group, bits * 100 + group + col0);
+          Random m = random_rows(rows, in, bits, group, bits * 100 + group + col0);
+          // The extremes: q = 0 (q-128 = -128, the edge of the sign trick) and q = 2^bits-1.
+          std::fill_n(m.words.begin(), in * bits / 32, 0u);
+          std::fill_n(m.words.begin() + in * bits / 32, in * bits / 32, ~0u);
           const std::vector<float> x = random_floats(cols, 7 + col0);
           const std::vector<Segment> segs = cut(group, col0, cols);
-          std::vector<float> xsum(segs.size());
-          for (std::size_t s = 0; s < segs.size(); ++s)
-            for (int i = 0; i < segs[s].count; ++i) xsum[s] += x[segs[s].offset + i];
+          const Quantized xq = quantize(x, segs);
           std::vector<float> want(rows), got(rows);
-          (bits == 4 ? scalar.dot4 : scalar.dot8)(m.rows, 0, rows, segs, x.data(), xsum.data(), want.data());
-          (bits == 4 ? k->dot4 : k->dot8)(m.rows, 0, rows, segs, x.data(), xsum.data(), got.data());
+          (bits == 4 ? scalar.dot4 : scalar.dot8)(m.rows, 0, rows, segs, xq.view(), want.data());
+          (bits == 4 ? k->dot4 : k->dot8)(m.rows, 0, rows, segs, xq.view(), got.data());
           for (int r = 0; r < rows; ++r)
             EXPECT_EQ(got[r], want[r]) << k->isa << ' ' << bits << "-bit, groups of " << group << ", columns " << col0
                                        << "+" << cols << ", row " << r;
@@ -120,14 +143,12 @@ TEST(AffineSimd, MisalignedWordsScalesAndBiasesComputeTheSame) {
     off.biases = bi->data() + 1;
     const std::vector<float> x = random_floats(in, 3);
     const std::vector<Segment> segs = cut(64, 0, in);
-    std::vector<float> xsum(segs.size());
-    for (std::size_t k = 0; k < segs.size(); ++k)
-      for (int i = 0; i < segs[k].count; ++i) xsum[k] += x[segs[k].offset + i];
+    const Quantized xq = quantize(x, segs);
     for (const AffineKernels* k : kernels) {
       const RowDot dot = bits == 4 ? k->dot4 : k->dot8;
       std::vector<float> want(rows), got(rows);
-      dot(m.rows, 0, rows, segs, x.data(), xsum.data(), want.data());
-      dot(off, 0, rows, segs, x.data(), xsum.data(), got.data());
+      dot(m.rows, 0, rows, segs, xq.view(), want.data());
+      dot(off, 0, rows, segs, xq.view(), got.data());
       EXPECT_EQ(got, want) << k->isa << ' ' << bits << "-bit";
       const Dequant dequant = bits == 4 ? k->dequant4 : k->dequant8;
       std::vector<float> a(in), b(in);

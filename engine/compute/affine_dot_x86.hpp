@@ -1,0 +1,96 @@
+// The x86 row dots (affine_dot.hpp), compiled twice: by affine_dot_avx2.cpp
+// with AVX2's maddubs, and by affine_dot_avxvnni.cpp with AVX-VNNI's dpbusd.
+// The including file defines, before including this one:
+// - MESHINFER_TARGET, the target attribute of every function here;
+// - dot32(acc, q, x): acc's int32 lanes plus the products of 32 unsigned q
+//   (at most 255) and 32 signed x (|x| <= 127), summed in fours or pairs;
+//   less kOffset·Σx, where kOffset is what it subtracts from 8-bit q to make
+//   them signed (maddubs multiplies unsigned by signed bytes in pairs, which
+//   255·127·2 would saturate).
+// Only included by those two files, inside their anonymous namespace, after
+// <immintrin.h>.
+#pragma once
+
+// Elements j..j+31 of a packed row (j even for 4 bits) as 32 bytes, in order.
+template <int Bits>
+MESHINFER_TARGET inline __m256i values32(const unsigned char* row, std::int64_t j) {
+  if constexpr (Bits == 8) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + j));
+  } else {
+    // Byte i holds elements 2i (low nibble) and 2i+1.
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + j / 2)), nib = _mm_set1_epi8(0xF);
+    const __m128i lo = _mm_and_si128(v, nib), hi = _mm_and_si128(_mm_srli_epi16(v, 4), nib);
+    return _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
+  }
+}
+
+MESHINFER_TARGET inline std::int32_t hsum(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// Σ q·xq over segment s of a row (q_sum: the segment's Σxq): whole vectors of
+// 32, then the rest by the scalar kernel.
+template <int Bits>
+MESHINFER_TARGET inline std::int32_t segment_dot(const unsigned char* row, const engine::cpu::Segment& s,
+                                                 const std::int8_t* xq, std::int32_t q_sum) {
+  const std::int8_t* x = xq + s.offset;
+  const int whole = Bits == 4 && s.first % 2 != 0 ? 0 : s.count / 32 * 32;
+  __m256i acc = _mm256_setzero_si256();
+  for (int e = 0; e < whole; e += 32)
+    acc = dot32(acc, values32<Bits>(row, s.first + e),
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + e)), Bits == 8);
+  std::int32_t sum = hsum(acc);
+  if (whole < s.count) {
+    sum += engine::cpu::int_dot<Bits>(row, s.first + whole, s.count - whole, x + whole);
+    for (int i = whole; i < s.count; ++i) q_sum -= x[i];  // leaves Σx of the vector part
+  }
+  return Bits == 8 ? sum + kOffset * q_sum : sum;
+}
+
+// One row at a time; its segments 8 at a time, their v (affine_dot.hpp) in a
+// vector added to the row's lanes.
+template <int Bits>
+MESHINFER_TARGET void row_dot(const engine::cpu::AffineRows& w, std::int64_t r0, int rows,
+                              std::span<const engine::cpu::Segment> segs, const engine::cpu::QuantizedX& x,
+                              float* out) {
+  using namespace engine::cpu;
+  const int n = static_cast<int>(segs.size());
+  for (std::int64_t r = r0; r < r0 + rows; ++r) {
+    const unsigned char* row = row_bytes(w, r);
+    // Two rows ahead: the hardware prefetcher alone left decode waiting on
+    // the weights (16 against 12 GMAC/s on one core, 8-bit).
+    if (r + 2 < r0 + rows)
+      for (std::int64_t b = 0; b < w.row_words * 4; b += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(row_bytes(w, r + 2) + b), _MM_HINT_T0);
+    __m256 lanes = _mm256_setzero_ps();
+    for (int k0 = 0; k0 < n; k0 += kLanes) {
+      alignas(32) std::int32_t isum[kLanes];
+      const int m = std::min(kLanes, n - k0);
+      for (int j = 0; j < m; ++j) isum[j] = segment_dot<Bits>(row, segs[k0 + j], x.q, x.q_sum[k0 + j]);
+      if (m < kLanes) {
+        alignas(32) float l[kLanes];
+        _mm256_store_ps(l, lanes);
+        add_segments(w, r, segs.data(), k0, m, isum, x, l);
+        lanes = _mm256_load_ps(l);
+        break;
+      }
+      alignas(32) float scale[kLanes], bias[kLanes];
+      for (int j = 0; j < kLanes; ++j) {
+        const std::int64_t g = r * w.row_groups + segs[k0 + j].group;
+        scale[j] = load_scale(w.scales, w.scale_type, g);
+        bias[j] = load_scale(w.biases, w.scale_type, g);
+      }
+      const __m256 dq = _mm256_mul_ps(_mm256_loadu_ps(x.d + k0),
+                                      _mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(isum))));
+      const __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_load_ps(scale), dq),
+                                     _mm256_mul_ps(_mm256_load_ps(bias), _mm256_loadu_ps(x.x_sum + k0)));
+      lanes = _mm256_add_ps(lanes, v);
+    }
+    alignas(32) float l[kLanes];
+    _mm256_store_ps(l, lanes);
+    out[r - r0] = reduce_lanes(l);
+  }
+}
