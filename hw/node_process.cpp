@@ -23,6 +23,23 @@ namespace {
 // waiting (bounded) for a recovery decision when the coordinator finishes.
 constexpr double kGatherTimeoutS = 60;
 
+// The heartbeat loop's runtime: its sleep between beats ends within a few
+// milliseconds of the node leaving the instance, so a finished run does not
+// wait out the rest of a beat (50 ms by default, half of a short run's
+// start-up and load) before it reports.
+class LeaveWakesSleep : public engine::ForwardingRuntime {
+ public:
+  LeaveWakesSleep(engine::Runtime& inner, const engine::Liveness& m) : ForwardingRuntime(inner), m_(m) {}
+  void sleep_for(double seconds) override {
+    constexpr double kSlice = 0.005;
+    const double until = now() + seconds;
+    for (double left = seconds; left > 0 && !m_.left(); left = until - now()) inner_.sleep_for(std::min(left, kSlice));
+  }
+
+ private:
+  const engine::Liveness& m_;
+};
+
 // Both runtimes of a node on one clock, so the heartbeat thread's "heard at"
 // and the main loop's "now" compare.
 class SharedClockRuntime : public engine::ForwardingRuntime {
@@ -145,7 +162,8 @@ NodeOutcome run_node_process(const ClusterSpec& cluster, int rank, const Transpo
   std::thread heartbeats([&] {
     try {
       engine::DelayedRuntime delayed_beats(heartbeat_rt, delays);
-      engine::run_heartbeats(delayed_beats, liveness);
+      LeaveWakesSleep beats_rt(delayed_beats, liveness);
+      engine::run_heartbeats(beats_rt, liveness);
     } catch (...) {
       beats_failed = std::current_exception();
     }
