@@ -50,8 +50,54 @@ MESHINFER_TARGET inline std::int32_t segment_dot(const unsigned char* row, const
   return Bits == 8 ? sum + kOffset * q_sum : sum;
 }
 
-// One row at a time; its segments 8 at a time, their v (affine_dot.hpp) in a
-// vector added to the row's lanes.
+// Σ q·xq of 8 whole segments of one length (segment_dot's vector part),
+// side by side, as 8 int32: 8 chains, and one reduction for all 8.
+template <int Bits>
+MESHINFER_TARGET inline __m256i eight_dots(const unsigned char* row, const engine::cpu::Segment* s,
+                                           const std::int8_t* xq, const std::int32_t* q_sum) {
+  __m256i acc[8];
+  #pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) acc[j] = _mm256_setzero_si256();
+  for (int e = 0; e < s[0].count; e += 32) {
+    #pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j)
+      acc[j] = dot32(acc[j], values32<Bits>(row, s[j].first + e),
+                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + s[j].offset + e)), Bits == 8);
+  }
+  // [Σacc0..Σacc3 | Σacc4..Σacc7], each from its halves.
+  const __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(acc[0], acc[1]), _mm256_hadd_epi32(acc[2], acc[3]));
+  const __m256i h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(acc[4], acc[5]), _mm256_hadd_epi32(acc[6], acc[7]));
+  __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
+  if (Bits == 8 && kOffset != 0)
+    sums = _mm256_add_epi32(sums, _mm256_mullo_epi32(_mm256_set1_epi32(kOffset),
+                                                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q_sum))));
+  return sums;
+}
+
+// Scales (or biases) g..g+7 as floats.
+MESHINFER_TARGET inline __m256 eight_scales(const void* base, engine::cpu::ScaleType type, std::int64_t g) {
+  using engine::cpu::ScaleType;
+  const auto* p = static_cast<const unsigned char*>(base);
+  if (type == ScaleType::kBF16) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * g));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+  if (type == ScaleType::kF32) return _mm256_loadu_ps(reinterpret_cast<const float*>(p + 4 * g));
+  alignas(32) float f[8];
+  for (int j = 0; j < 8; ++j) f[j] = engine::cpu::load_scale(base, type, g + j);
+  return _mm256_load_ps(f);
+}
+
+// Whether segment_dot's vector part is all of s.
+template <int Bits>
+inline bool whole(const engine::cpu::Segment& s) {
+  return s.count % 32 == 0 && (Bits == 8 || s.first % 2 == 0);
+}
+
+// One row at a time; its segments 8 at a time (eight_dots when they are
+// whole and of one length, else one by one), their v (affine_dot.hpp) in a
+// vector added to the row's lanes. Segments are consecutive groups, so their
+// scales and biases are too.
 template <int Bits>
 MESHINFER_TARGET void row_dot(const engine::cpu::AffineRows& w, std::int64_t r0, int rows,
                               std::span<const engine::cpu::Segment> segs, const engine::cpu::QuantizedX& x,
@@ -67,26 +113,28 @@ MESHINFER_TARGET void row_dot(const engine::cpu::AffineRows& w, std::int64_t r0,
         _mm_prefetch(reinterpret_cast<const char*>(row_bytes(w, r + 2) + b), _MM_HINT_T0);
     __m256 lanes = _mm256_setzero_ps();
     for (int k0 = 0; k0 < n; k0 += kLanes) {
-      alignas(32) std::int32_t isum[kLanes];
       const int m = std::min(kLanes, n - k0);
-      for (int j = 0; j < m; ++j) isum[j] = segment_dot<Bits>(row, segs[k0 + j], x.q, x.q_sum[k0 + j]);
-      if (m < kLanes) {
-        alignas(32) float l[kLanes];
-        _mm256_store_ps(l, lanes);
-        add_segments(w, r, segs.data(), k0, m, isum, x, l);
-        lanes = _mm256_load_ps(l);
-        break;
+      bool fast = m == kLanes;
+      for (int j = 0; fast && j < kLanes; ++j) fast = whole<Bits>(segs[k0 + j]) && segs[k0 + j].count == segs[k0].count;
+      alignas(32) std::int32_t isum[kLanes];
+      __m256i sums;
+      if (fast) {
+        sums = eight_dots<Bits>(row, &segs[k0], x.q, x.q_sum + k0);
+      } else {
+        for (int j = 0; j < m; ++j) isum[j] = segment_dot<Bits>(row, segs[k0 + j], x.q, x.q_sum[k0 + j]);
+        if (m < kLanes) {
+          alignas(32) float l[kLanes];
+          _mm256_store_ps(l, lanes);
+          add_segments(w, r, segs.data(), k0, m, isum, x, l);
+          lanes = _mm256_load_ps(l);
+          break;
+        }
+        sums = _mm256_load_si256(reinterpret_cast<const __m256i*>(isum));
       }
-      alignas(32) float scale[kLanes], bias[kLanes];
-      for (int j = 0; j < kLanes; ++j) {
-        const std::int64_t g = r * w.row_groups + segs[k0 + j].group;
-        scale[j] = load_scale(w.scales, w.scale_type, g);
-        bias[j] = load_scale(w.biases, w.scale_type, g);
-      }
-      const __m256 dq = _mm256_mul_ps(_mm256_loadu_ps(x.d + k0),
-                                      _mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(isum))));
-      const __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_load_ps(scale), dq),
-                                     _mm256_mul_ps(_mm256_load_ps(bias), _mm256_loadu_ps(x.x_sum + k0)));
+      const std::int64_t g = r * w.row_groups + segs[k0].group;
+      const __m256 dq = _mm256_mul_ps(_mm256_loadu_ps(x.d + k0), _mm256_cvtepi32_ps(sums));
+      const __m256 v = _mm256_add_ps(_mm256_mul_ps(eight_scales(w.scales, w.scale_type, g), dq),
+                                     _mm256_mul_ps(eight_scales(w.biases, w.scale_type, g), _mm256_loadu_ps(x.x_sum + k0)));
       lanes = _mm256_add_ps(lanes, v);
     }
     alignas(32) float l[kLanes];

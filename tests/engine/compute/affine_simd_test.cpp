@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -108,12 +109,25 @@ TEST(AffineSimd, RowDotsAndDequantizationEqualTheScalarKernels) {
           const std::vector<float> x = random_floats(cols, 7 + col0);
           const std::vector<Segment> segs = cut(group, col0, cols);
           const Quantized xq = quantize(x, segs);
-          std::vector<float> want(rows), got(rows);
-          (bits == 4 ? scalar.dot4 : scalar.dot8)(m.rows, 0, rows, segs, xq.view(), want.data());
-          (bits == 4 ? k->dot4 : k->dot8)(m.rows, 0, rows, segs, xq.view(), got.data());
-          for (int r = 0; r < rows; ++r)
-            EXPECT_EQ(got[r], want[r]) << k->isa << ' ' << bits << "-bit, groups of " << group << ", columns " << col0
-                                       << "+" << cols << ", row " << r;
+          // Scales and biases as bf16 (random_rows), f32 (the same values) and f16 (any normal halves).
+          std::vector<float> f32_scales, f32_biases;
+          for (std::size_t i = 0; i < m.scales.size(); ++i) {
+            f32_scales.push_back(std::bit_cast<float>(std::uint32_t(m.scales[i]) << 16));
+            f32_biases.push_back(std::bit_cast<float>(std::uint32_t(m.biases[i]) << 16));
+          }
+          std::vector<std::uint16_t> f16(m.scales.size());
+          for (std::size_t i = 0; i < f16.size(); ++i) f16[i] = static_cast<std::uint16_t>(0x1000 + (i * 7919) % 0x3000);
+          AffineRows as_f32 = m.rows, as_f16 = m.rows;
+          as_f32.scales = f32_scales.data(), as_f32.biases = f32_biases.data(), as_f32.scale_type = ScaleType::kF32;
+          as_f16.scales = as_f16.biases = f16.data(), as_f16.scale_type = ScaleType::kF16;
+          for (const AffineRows& w : {m.rows, as_f32, as_f16}) {
+            std::vector<float> want(rows), got(rows);
+            (bits == 4 ? scalar.dot4 : scalar.dot8)(w, 0, rows, segs, xq.view(), want.data());
+            (bits == 4 ? k->dot4 : k->dot8)(w, 0, rows, segs, xq.view(), got.data());
+            for (int r = 0; r < rows; ++r)
+              EXPECT_EQ(got[r], want[r]) << k->isa << ' ' << bits << "-bit, groups of " << group << ", columns "
+                                         << col0 << "+" << cols << ", row " << r;
+          }
           for (const Segment& s : segs) {
             std::vector<float> a(s.count), b(s.count);
             (bits == 4 ? scalar.dequant4 : scalar.dequant8)(m.words.data(), s.first, s.count, 0.3f, -0.7f, a.data());
