@@ -24,6 +24,21 @@ MESHINFER_TARGET inline __m256i values32(const unsigned char* row, std::int64_t 
   }
 }
 
+// 4 bits: elements j..j+63 (j even) as two vectors of 32, unpacked from one
+// load of 32 bytes (half the work per element of values32).
+MESHINFER_TARGET inline void values64(const unsigned char* row, std::int64_t j, __m256i& a, __m256i& b) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + j / 2)), nib = _mm256_set1_epi8(0xF);
+  const __m256i lo = _mm256_and_si256(v, nib), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nib);
+  // In each 128-bit half: elements 0-15 and 16-31 of that half's 32.
+  const __m256i l = _mm256_unpacklo_epi8(lo, hi), h = _mm256_unpackhi_epi8(lo, hi);
+  a = _mm256_permute2x128_si256(l, h, 0x20);
+  b = _mm256_permute2x128_si256(l, h, 0x31);
+}
+
+MESHINFER_TARGET inline __m256i load32(const std::int8_t* x) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+}
+
 MESHINFER_TARGET inline std::int32_t hsum(__m256i v) {
   __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
@@ -40,8 +55,7 @@ MESHINFER_TARGET inline std::int32_t segment_dot(const unsigned char* row, const
   const int whole = Bits == 4 && s.first % 2 != 0 ? 0 : s.count / 32 * 32;
   __m256i acc = _mm256_setzero_si256();
   for (int e = 0; e < whole; e += 32)
-    acc = dot32(acc, values32<Bits>(row, s.first + e),
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + e)), Bits == 8);
+    acc = dot32(acc, values32<Bits>(row, s.first + e), load32(x + e), Bits == 8);
   std::int32_t sum = hsum(acc);
   if (whole < s.count) {
     sum += engine::cpu::int_dot<Bits>(row, s.first + whole, s.count - whole, x + whole);
@@ -58,11 +72,20 @@ MESHINFER_TARGET inline __m256i eight_dots(const unsigned char* row, const engin
   __m256i acc[8];
   #pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) acc[j] = _mm256_setzero_si256();
-  for (int e = 0; e < s[0].count; e += 32) {
-    #pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j)
-      acc[j] = dot32(acc[j], values32<Bits>(row, s[j].first + e),
-                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + s[j].offset + e)), Bits == 8);
+  if (Bits == 4 && s[0].count % 64 == 0) {
+    for (int e = 0; e < s[0].count; e += 64) {
+      #pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        __m256i a, b;
+        values64(row, s[j].first + e, a, b);
+        acc[j] = dot32(dot32(acc[j], a, load32(xq + s[j].offset + e), false), b, load32(xq + s[j].offset + e + 32), false);
+      }
+    }
+  } else {
+    for (int e = 0; e < s[0].count; e += 32) {
+      #pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) acc[j] = dot32(acc[j], values32<Bits>(row, s[j].first + e), load32(xq + s[j].offset + e), Bits == 8);
+    }
   }
   // [Σacc0..Σacc3 | Σacc4..Σacc7], each from its halves.
   const __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(acc[0], acc[1]), _mm256_hadd_epi32(acc[2], acc[3]));
