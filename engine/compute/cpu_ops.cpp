@@ -67,18 +67,16 @@ void rope(std::span<float> head, std::span<const float> cos, std::span<const flo
 
 void attend(std::span<const float> q, const float* keys, const float* values, int n, int stride, std::span<float> out) {
   const int d = static_cast<int>(q.size());
+  // One matrix-vector product each way over the cached rows: a BLAS call per
+  // position (sdot, saxpy) cost more than its 128 multiply-adds.
   std::vector<float> scores(n);
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  float best = -INFINITY;
-  for (int j = 0; j < n; ++j) {
-    scores[j] = scale * cblas_sdot(d, q.data(), 1, keys + static_cast<std::size_t>(j) * stride, 1);
-    best = std::max(best, scores[j]);
-  }
+  cblas_sgemv(CblasRowMajor, CblasNoTrans, n, d, scale, keys, stride, q.data(), 1, 0.0f, scores.data(), 1);
+  const float best = *std::max_element(scores.begin(), scores.end());
   float sum = 0;
   for (float& s : scores) sum += s = std::exp(s - best);
-  std::fill(out.begin(), out.end(), 0.0f);
-  for (int j = 0; j < n; ++j)
-    cblas_saxpy(d, scores[j] / sum, values + static_cast<std::size_t>(j) * stride, 1, out.data(), 1);
+  for (float& s : scores) s /= sum;
+  cblas_sgemv(CblasRowMajor, CblasTrans, n, d, 1.0f, values, stride, scores.data(), 1, 0.0f, out.data(), 1);
 }
 
 std::vector<std::pair<int, float>> route(std::span<const float> logits, int k, bool normalize) {
