@@ -205,13 +205,20 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
       cache.k.insert(cache.k.end(), ki, ki + nkv * d);
       const float* vi = v.data() + static_cast<std::size_t>(row + i) * nkv * d;
       cache.v.insert(cache.v.end(), vi, vi + nkv * d);
-      for (int head = 0; head < nq; ++head) {
-        const int kv_head = (slices_.heads.begin + head) / group - slices_.kv_heads.begin;
-        cpu::attend({qi + head * d, static_cast<std::size_t>(d)}, cache.k.data() + kv_head * d,
-                    cache.v.data() + kv_head * d, position + 1, nkv * d,
-                    {out.data() + (static_cast<std::size_t>(row + i) * nq + head) * d, static_cast<std::size_t>(d)});
-      }
     }
+    // Each (token, head) attends to the cache up to its own position, on the
+    // pool's threads: a prefill's attention ran on one thread while the
+    // others waited. A decode step's few heads make one piece, run here.
+    cpu::run_blocks(pool, slot.tokens * nq, 8, [&](int first, int count) {
+      for (int p = first; p < first + count; ++p) {
+        const int i = p / nq, head = p % nq;
+        const int kv_head = (slices_.heads.begin + head) / group - slices_.kv_heads.begin;
+        const std::size_t at = (static_cast<std::size_t>(row + i) * nq + head) * d;
+        cpu::attend({q.data() + at, static_cast<std::size_t>(d)}, cache.k.data() + kv_head * d,
+                    cache.v.data() + kv_head * d, slot.context_before + i + 1, nkv * d,
+                    {out.data() + at, static_cast<std::size_t>(d)});
+      }
+    });
     row += slot.tokens;
   }
   w.o.linear(out, t, hidden_, residual, pool);
