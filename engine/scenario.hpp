@@ -119,7 +119,7 @@ struct Scenario {
   RecoveryPolicy recovery = RecoveryPolicy::kFailStop;
   double heartbeat_s = 0.05, heartbeat_timeout_s = 0.25;
   double deadline_s = 3600;
-  SimulationLevel level = SimulationLevel::kMessage;
+  SimulationLevel level = SimulationLevel::kFlow;  // the default: message level only where asked
   std::vector<Expectation> expectations;
 
   int node_index(const std::string& name) const;  // -1 when unknown

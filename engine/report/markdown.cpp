@@ -53,9 +53,10 @@ std::string render_markdown(const ordered_json& report) {
   const auto& sum = report.at("summary");
   const auto& build = report.at("build");
   std::string out = fmt::format("# meshinfer: {}\n\n", str(sc.at("name")));
-  out += fmt::format("`{}` · {} {} · seed {} · {} plan · profile {} · meshinfer {} ({})\n\n", str(sc.at("file")),
-                     str(sc.at("model")), str(sc.at("quant")), sc.at("seed").get<unsigned long long>(),
-                     str(report.at("plan").at("strategy")), str(sc.at("profile")), str(build.at("version")),
+  out += fmt::format("`{}` · {} {} · seed {} · {} plan · profile {} · {} level · meshinfer {} ({})\n\n",
+                     str(sc.at("file")), str(sc.at("model")), str(sc.at("quant")),
+                     sc.at("seed").get<unsigned long long>(), str(report.at("plan").at("strategy")),
+                     str(sc.at("profile")), str(sc.at("simulation_level")), str(build.at("version")),
                      str(build.at("git")));
   if (const std::string d = str(sc.at("description")); !d.empty()) out += d + "\n\n";
 

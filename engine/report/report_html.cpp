@@ -28,11 +28,12 @@ void header(std::string& out, const ordered_json& report) {
       sc.at("seed").get<unsigned long long>(), escape_markup(str(sc, "name")));
   if (const std::string d = str(sc, "description"); !d.empty()) put(out, "<p class=\"desc\">{}</p>", escape_markup(d));
   put(out,
-      "<p class=\"meta\">{} · {} {} · {} plan ({} requested) · seed {} · profile {} · meshinfer {} ({})</p></header>",
+      "<p class=\"meta\">{} · {} {} · {} plan ({} requested) · seed {} · profile {} · {} level · meshinfer {} ({})</p>"
+      "</header>",
       escape_markup(str(sc, "file")), escape_markup(str(sc, "model")), escape_markup(str(sc, "quant")),
       escape_markup(str(report.at("plan"), "strategy")), escape_markup(str(sc, "parallelism")),
-      sc.at("seed").get<unsigned long long>(), escape_markup(str(sc, "profile")), escape_markup(str(build, "version")),
-      escape_markup(str(build, "git")));
+      sc.at("seed").get<unsigned long long>(), escape_markup(str(sc, "profile")),
+      escape_markup(str(sc, "simulation_level")), escape_markup(str(build, "version")), escape_markup(str(build, "git")));
 }
 
 void tile(std::string& out, const char* key, const std::string& value, const char* unit, const std::string& what) {

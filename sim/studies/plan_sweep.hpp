@@ -24,7 +24,7 @@ struct PlanQuery {
   std::string profile = "meshinfer";
   Workers workers;
   unsigned long long seed = 1;
-  engine::SimulationLevel level = engine::SimulationLevel::kMessage;
+  engine::SimulationLevel level = engine::SimulationLevel::kFlow;
 };
 
 // The whole sweep as plan.json: query, candidates (kept and dropped, with

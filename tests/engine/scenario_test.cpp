@@ -314,6 +314,12 @@ TEST(ScenarioRefusal, RecoverySettings) {
   expect_refused(with(R"({"recovery": {"policy": "retry"}})"), "/recovery/policy", "unknown recovery policy 'retry'");
 }
 
+TEST(Scenario, IsSimulatedAtTheFlowLevelUnlessItAsksForMessages) {
+  EXPECT_EQ(parse_scenario(with("{}"), "ok.json", cat()).level, SimulationLevel::kFlow);
+  EXPECT_EQ(parse_scenario(with(R"({"simulation_level": "message"})"), "ok.json", cat()).level,
+            SimulationLevel::kMessage);
+}
+
 TEST(ScenarioRefusal, SimulationLevelIsMessageOrFlow) {
   expect_refused(with(R"({"simulation_level": "packet"})"), "/simulation_level",
                  "unknown simulation level 'packet'; known: message, flow");

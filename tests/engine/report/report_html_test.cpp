@@ -24,7 +24,8 @@ ordered_json report() {
   return ordered_json::parse(R"json({
     "schema": "meshinfer.report/1",
     "scenario": {"name": "tri", "file": "scenarios/tri.json", "description": "a <b>bold</b> & \"quoted\" claim",
-                 "seed": 42, "model": "llama-3.1-8b", "quant": "bf16", "parallelism": "tensor", "profile": "meshinfer"},
+                 "seed": 42, "model": "llama-3.1-8b", "quant": "bf16", "parallelism": "tensor", "profile": "meshinfer",
+                 "simulation_level": "flow"},
     "build": {"version": "0.1.0", "git": "abc123"},
     "plan": {"strategy": "tensor", "kv_capacity_tokens": 1000, "nodes": [
       {"rank": 0, "node": "a", "hardware": "m3-ultra-512gb", "weight_gb": 100, "memory_gb": 400},
@@ -161,9 +162,10 @@ TEST(ReportHtml, ExpectationRowsPassAndFail) {
   EXPECT_THAT(html, HasSubstr("<td>≥ 5</td>"));
 }
 
-TEST(ReportHtml, HeaderNamesScenarioSeedAndBuild) {
+TEST(ReportHtml, HeaderNamesScenarioSeedLevelAndBuild) {
   const std::string html = render_html(report());
   EXPECT_THAT(html, HasSubstr("<header data-scenario=\"tri\" data-seed=\"42\"><h1>tri</h1>"));
+  EXPECT_THAT(html, HasSubstr("flow level"));
   EXPECT_THAT(html, HasSubstr("meshinfer 0.1.0 (abc123)"));
 }
 
