@@ -5,6 +5,8 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+
+#include <vector>
 #define MESHINFER_AVX2 __attribute__((target("avx2,fma")))
 #define MESHINFER_TARGET MESHINFER_AVX2
 

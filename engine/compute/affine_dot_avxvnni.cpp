@@ -6,6 +6,8 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+
+#include <vector>
 #define MESHINFER_TARGET __attribute__((target("avx2,fma,avxvnni")))
 
 namespace engine::cpu {

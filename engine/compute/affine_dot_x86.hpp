@@ -8,7 +8,7 @@
 //   them signed (maddubs multiplies unsigned by signed bytes in pairs, which
 //   255·127·2 would saturate).
 // Only included by those two files, inside their anonymous namespace, after
-// <immintrin.h>.
+// <immintrin.h> and <vector>.
 #pragma once
 
 // Elements j..j+31 of a packed row (j even for 4 bits) as 32 bytes, in order.
@@ -24,15 +24,29 @@ MESHINFER_TARGET inline __m256i values32(const unsigned char* row, std::int64_t 
   }
 }
 
-// 4 bits: elements j..j+63 (j even) as two vectors of 32, unpacked from one
-// load of 32 bytes (half the work per element of values32).
+// 4 bits: elements j..j+63 (j even) from one load of 32 bytes, as
+// [j..j+15, j+32..j+47] and [j+16..j+31, j+48..j+63] (each 128-bit half
+// unpacked in place; x is laid out to match, see quarters64).
 MESHINFER_TARGET inline void values64(const unsigned char* row, std::int64_t j, __m256i& a, __m256i& b) {
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + j / 2)), nib = _mm256_set1_epi8(0xF);
   const __m256i lo = _mm256_and_si256(v, nib), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nib);
-  // In each 128-bit half: elements 0-15 and 16-31 of that half's 32.
-  const __m256i l = _mm256_unpacklo_epi8(lo, hi), h = _mm256_unpackhi_epi8(lo, hi);
-  a = _mm256_permute2x128_si256(l, h, 0x20);
-  b = _mm256_permute2x128_si256(l, h, 0x31);
+  a = _mm256_unpacklo_epi8(lo, hi);
+  b = _mm256_unpackhi_epi8(lo, hi);
+}
+
+// x's values of the segments values64 reads, each 64 reordered as its
+// quarters 0, 2, 1, 3 (once per call, for every row); the rest as they are.
+inline const std::int8_t* quarters64(std::span<const engine::cpu::Segment> segs, const std::int8_t* xq) {
+  thread_local std::vector<std::int8_t> out;
+  if (segs.empty()) return xq;
+  out.assign(xq, xq + segs.back().offset + segs.back().count);
+  for (const engine::cpu::Segment& s : segs)
+    if (s.count % 64 == 0 && s.first % 2 == 0)
+      for (int e = s.offset; e < s.offset + s.count; e += 64) {
+        std::copy_n(xq + e + 32, 16, out.begin() + e + 16);
+        std::copy_n(xq + e + 16, 16, out.begin() + e + 32);
+      }
+  return out.data();
 }
 
 MESHINFER_TARGET inline __m256i load32(const std::int8_t* x) {
@@ -127,6 +141,7 @@ MESHINFER_TARGET void row_dot(const engine::cpu::AffineRows& w, std::int64_t r0,
                               float* out) {
   using namespace engine::cpu;
   const int n = static_cast<int>(segs.size());
+  const std::int8_t* x4 = Bits == 4 ? quarters64(segs, x.q) : nullptr;
   for (std::int64_t r = r0; r < r0 + rows; ++r) {
     const unsigned char* row = row_bytes(w, r);
     // Two rows ahead: the hardware prefetcher alone left decode waiting on
@@ -142,7 +157,7 @@ MESHINFER_TARGET void row_dot(const engine::cpu::AffineRows& w, std::int64_t r0,
       alignas(32) std::int32_t isum[kLanes];
       __m256i sums;
       if (fast) {
-        sums = eight_dots<Bits>(row, &segs[k0], x.q, x.q_sum + k0);
+        sums = eight_dots<Bits>(row, &segs[k0], Bits == 4 ? x4 : x.q, x.q_sum + k0);
       } else {
         for (int j = 0; j < m; ++j) isum[j] = segment_dot<Bits>(row, segs[k0 + j], x.q, x.q_sum[k0 + j]);
         if (m < kLanes) {

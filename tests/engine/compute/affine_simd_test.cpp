@@ -96,7 +96,7 @@ TEST(AffineSimd, RowDotsAndDequantizationEqualTheScalarKernels) {
   const auto kernels = vector_kernels();
   if (kernels.empty()) GTEST_SKIP() << "no vector kernels on this machine";
   const AffineKernels& scalar = scalar_kernels();
-  const int rows = 11, in = 512;
+  const int rows = 11, in = 1024;  // 8 groups of 128: the widest run of eight side by side
   for (const AffineKernels* k : kernels)
     for (const int bits : {4, 8})
       for (const int group : {32, 64, 128})
