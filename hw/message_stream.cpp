@@ -56,11 +56,29 @@ std::optional<InMessage> MessageReader::read(std::span<const std::byte>& in) {
     }
     got_ += n;  // a size-only payload's zeros are skipped
     in = in.subspan(n);
-    if (got_ < message_.size) return std::nullopt;
-    header_got_ = 0;
-    return InMessage{message_, engine::Payload{message_.size, std::move(bytes_)}};
+    if (auto whole = finished()) return whole;
   }
   return std::nullopt;
+}
+
+std::span<std::byte> MessageReader::rest(std::uint64_t at_least) {
+  if (header_got_ < kTcpHeaderBytes || !message_.has_bytes || message_.size - got_ < at_least) return {};
+  std::uint64_t until = bytes_.capacity();
+  if (until < got_ + at_least) until = std::max<std::uint64_t>(2 * until, got_ + at_least);
+  bytes_.resize(std::min(message_.size, until));
+  return std::span(bytes_).subspan(got_);
+}
+
+std::optional<InMessage> MessageReader::received(std::size_t n) {
+  got_ += n;
+  bytes_.resize(got_);  // keeps its capacity
+  return finished();
+}
+
+std::optional<InMessage> MessageReader::finished() {
+  if (got_ < message_.size) return std::nullopt;
+  header_got_ = 0;
+  return InMessage{message_, engine::Payload{message_.size, std::move(bytes_)}};
 }
 
 }  // namespace hw

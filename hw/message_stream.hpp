@@ -62,10 +62,20 @@ class MessageReader {
   // whole, and returns that message. Throws FrameError on a malformed header.
   // A header's claim reserves little: the buffer grows with what arrives.
   std::optional<InMessage> read(std::span<const std::byte>& in);
+  // Where a transport may receive the rest of the message under way straight
+  // into its buffer (a large one, no staging copy): empty unless it carries
+  // bytes and at least `at_least` of them are still to come. The buffer grows
+  // as read() grows it. After n bytes were written there, received(n) returns
+  // the message once whole.
+  std::span<std::byte> rest(std::uint64_t at_least);
+  std::optional<InMessage> received(std::size_t n);
   // Bytes held for the message under way.
   std::size_t held_bytes() const { return bytes_.capacity(); }
 
  private:
+  // The message under way once all its bytes came.
+  std::optional<InMessage> finished();
+
   std::uint64_t max_bytes_;
   int world_;
   std::array<char, kTcpHeaderBytes> header_{};

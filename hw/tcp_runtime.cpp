@@ -53,7 +53,7 @@ TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
       max_queued_bytes_(options.max_queued_bytes),
       max_unread_bytes_(options.max_unread_bytes),
       start_(std::chrono::steady_clock::now()),
-      peers_(world),
+      peers_(world, Peer(options.max_message_bytes, world)),
       relay_(world, -1),
       relayed_for_(world, false),
       inbox_(options.max_unread_bytes) {
@@ -222,7 +222,7 @@ void TcpRuntime::send(int dst, int tag, engine::Payload payload) {
 void TcpRuntime::enqueue(int hop, int tag, engine::Payload payload, FrameRoute route) {
   Peer& p = peers_[hop];
   p.queued_bytes += payload.bytes.size();
-  p.out.push_back(OutFrame{encode_tcp_header(tag, payload, route), std::move(payload)});
+  p.out.emplace_back(tag, std::move(payload), route);
   flush_writes(hop);
 }
 
@@ -233,7 +233,7 @@ bool TcpRuntime::route_via(int dst, int relay) {
   if (relay_[dst] < 0) {
     // A frame half written stays: the stream must still parse should the cable come back.
     Peer& direct = peers_[dst];
-    const std::size_t keep = !direct.out.empty() && direct.out.front().sent > 0 ? 1 : 0;
+    const std::size_t keep = !direct.out.empty() && direct.out.front().written > 0 ? 1 : 0;
     while (direct.out.size() > keep) {
       direct.queued_bytes -= direct.out.back().payload.bytes.size();
       direct.out.pop_back();
@@ -267,8 +267,8 @@ void TcpRuntime::flush_writes(int peer) {
       asked += len;
     };
     for (auto f = p.out.begin(); f != p.out.end() && n + 2 <= kMaxParts; ++f) {
-      if (f->sent < f->header.size()) add(f->header.data() + f->sent, f->header.size() - f->sent);
-      const std::uint64_t off = f->sent > f->header.size() ? f->sent - f->header.size() : 0;
+      if (f->written < f->header.size()) add(f->header.data() + f->written, f->header.size() - f->written);
+      const std::uint64_t off = f->written > f->header.size() ? f->written - f->header.size() : 0;
       const std::uint64_t left = f->payload.size - off;
       if (left == 0) continue;
       if (!f->payload.bytes.empty()) {
@@ -288,11 +288,11 @@ void TcpRuntime::flush_writes(int peer) {
     }
     std::uint64_t left = static_cast<std::uint64_t>(w);
     while (!p.out.empty()) {
-      OutFrame& f = p.out.front();
-      const std::uint64_t took = std::min(left, f.total() - f.sent);
-      f.sent += took;
+      OutMessage& f = p.out.front();
+      const std::uint64_t took = std::min(left, f.total() - f.written);
+      f.written += took;
       left -= took;
-      if (f.sent < f.total()) break;
+      if (!f.done()) break;
       p.queued_bytes -= f.payload.bytes.size();
       p.out.pop_front();
     }
@@ -302,21 +302,19 @@ void TcpRuntime::flush_writes(int peer) {
 
 void TcpRuntime::read_available(int peer) {
   Peer& p = peers_[peer];
-  InFrame& in = p.in;
   while (parse_staged(peer)) {
-    // The rest of a large payload goes straight to its buffer; all else through the staging buffer.
-    const bool direct = in.header_got == kTcpHeaderBytes && in.frame.has_bytes && in.frame.size - in.got >= kStagedBytes;
-    char* dst = direct ? reinterpret_cast<char*>(in.bytes.data()) + in.got : p.staged.data();
-    const std::size_t want = direct ? static_cast<std::size_t>(in.frame.size - in.got) : p.staged.size();
+    // The rest of a large message goes straight to its buffer; all else through the staging buffer.
+    const std::span<std::byte> rest = p.reader.rest(kStagedBytes);
+    char* dst = rest.empty() ? p.staged.data() : reinterpret_cast<char*>(rest.data());
+    const std::size_t want = rest.empty() ? p.staged.size() : rest.size();
     const ssize_t r = ::recv(p.fd, dst, want, 0);
     if (r < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
       return p.fail(std::string("recv: ") + std::strerror(errno));
     }
     if (r == 0) return p.fail("connection closed by peer");
-    if (direct) {
-      in.got += static_cast<std::uint64_t>(r);
-      if (in.got == in.frame.size) finish_frame(peer);
+    if (!rest.empty()) {
+      if (auto message = p.reader.received(static_cast<std::size_t>(r))) deliver(peer, std::move(*message));
     } else {
       p.staged_at = 0;
       p.staged_end = static_cast<std::size_t>(r);
@@ -330,41 +328,20 @@ void TcpRuntime::read_available(int peer) {
 
 bool TcpRuntime::parse_staged(int peer) {
   Peer& p = peers_[peer];
-  InFrame& in = p.in;
   while (p.staged_at < p.staged_end && p.failure.empty() && !held_back(peer)) {
-    const char* from = p.staged.data() + p.staged_at;
-    const std::size_t left = p.staged_end - p.staged_at;
-    if (in.header_got < kTcpHeaderBytes) {
-      const std::size_t n = std::min(left, kTcpHeaderBytes - in.header_got);
-      std::memcpy(in.header.data() + in.header_got, from, n);
-      in.header_got += n;
-      p.staged_at += n;
-      if (in.header_got < kTcpHeaderBytes) break;
-      try {
-        in.frame = decode_tcp_header(in.header, max_message_bytes_, world_);
-      } catch (const FrameError& e) {
-        p.fail(std::string("malformed frame: ") + e.what());
-        break;
-      }
-      in.got = 0;
-      if (in.frame.has_bytes) in.bytes.resize(in.frame.size);
-    } else {
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, in.frame.size - in.got));
-      if (in.frame.has_bytes) std::memcpy(reinterpret_cast<char*>(in.bytes.data()) + in.got, from, n);
-      in.got += n;  // a size-only payload is skipped
-      p.staged_at += n;
+    std::span<const std::byte> in(reinterpret_cast<const std::byte*>(p.staged.data()) + p.staged_at,
+                                  p.staged_end - p.staged_at);
+    std::optional<InMessage> message;
+    try {
+      message = p.reader.read(in);
+    } catch (const FrameError& e) {
+      p.fail(std::string("malformed frame: ") + e.what());
+      break;
     }
-    if (in.got == in.frame.size) finish_frame(peer);
+    p.staged_at = p.staged_end - in.size();
+    if (message) deliver(peer, std::move(*message));
   }
   return p.failure.empty() && !held_back(peer);
-}
-
-void TcpRuntime::finish_frame(int peer) {
-  InFrame& in = peers_[peer].in;
-  engine::Payload m{in.frame.size, std::move(in.bytes)};
-  const TcpFrameHeader frame = in.frame;
-  in = InFrame{};
-  deliver(peer, frame, std::move(m));
 }
 
 bool TcpRuntime::held_back(int peer) const {
@@ -376,18 +353,20 @@ bool TcpRuntime::held_back(int peer) const {
   return false;
 }
 
-void TcpRuntime::deliver(int peer, const TcpFrameHeader& frame, engine::Payload message) {
+void TcpRuntime::deliver(int peer, InMessage m) {
   Peer& p = peers_[peer];
-  const int hop = std::max(frame.route.forward_to, frame.route.relayed_from);
+  const FrameRoute route = m.header.route;
+  const int hop = std::max(route.forward_to, route.relayed_from);  // -1: the message is for this rank
   if (hop == rank_ || hop == peer) return p.fail(fmt::format("malformed frame: routed through rank {}", hop));
-  if (frame.route.forward_to >= 0) {
+  if (route.forward_to >= 0) {
     relayed_for_[peer] = true;
     // Forwarded in arrival order; what is for a rank this one lost vanishes, as on a dead cable.
     const Peer& onward = peers_[hop];
-    if (onward.fd >= 0 && onward.failure.empty()) enqueue(hop, frame.tag, std::move(message), {.relayed_from = peer});
+    if (onward.fd >= 0 && onward.failure.empty())
+      enqueue(hop, m.header.tag, std::move(m.payload), {.relayed_from = peer});
     return;
   }
-  if (!inbox_.put(hop >= 0 ? hop : peer, frame.tag, std::move(message)))
+  if (!inbox_.put(hop >= 0 ? hop : peer, m.header.tag, std::move(m.payload)))
     p.fail(fmt::format("sent more than the {} bytes that may wait unread", max_unread_bytes_));
 }
 

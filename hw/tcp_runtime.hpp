@@ -14,6 +14,7 @@
 
 #include "engine/inbox.hpp"
 #include "engine/runtime.hpp"
+#include "hw/message_stream.hpp"
 #include "hw/peer_state.hpp"
 #include "hw/tcp_frame.hpp"
 
@@ -75,25 +76,13 @@ class TcpRuntime : public engine::Runtime {
   void barrier(double timeout_s);
 
  private:
-  struct OutFrame {
-    std::array<char, kTcpHeaderBytes> header;
-    engine::Payload payload;  // size-only payloads go out as zeros
-    std::uint64_t sent = 0;
-    std::uint64_t total() const { return header.size() + payload.size; }
-  };
-  struct InFrame {
-    std::array<char, kTcpHeaderBytes> header{};
-    std::size_t header_got = 0;
-    TcpFrameHeader frame;  // once the header is whole
-    std::uint64_t got = 0;
-    engine::Bytes bytes;
-  };
   // Bytes read from a peer's socket and not yet parsed into frames: one recv
   // takes small messages whole, headers and all, and often the next ones too.
   static constexpr std::size_t kStagedBytes = std::size_t{1} << 16;
-  struct Peer : PeerState<OutFrame> {
+  struct Peer : PeerState<OutMessage> {
+    explicit Peer(std::uint64_t max_message_bytes, int world) : reader(max_message_bytes, world) {}
     int fd = -1;
-    InFrame in;
+    MessageReader reader;
     std::vector<char> staged = std::vector<char>(kStagedBytes);
     std::size_t staged_at = 0, staged_end = 0;  // what is left to parse
     std::uint64_t queued_bytes = 0;             // real payload bytes in `out`
@@ -108,19 +97,17 @@ class TcpRuntime : public engine::Runtime {
   // Reads what `peer`'s socket holds, delivering each whole frame, until the
   // socket is drained, the peer fails or it is held back.
   void read_available(int peer);
-  // Parses the staged bytes into frames. False when the peer failed or is held
-  // back; what is left stays staged.
+  // Parses the staged bytes into messages. False when the peer failed or is
+  // held back; what is left stays staged.
   bool parse_staged(int peer);
-  // Delivers `peer`'s frame in progress, which is whole.
-  void finish_frame(int peer);
   // Whether `peer`, whose messages this rank forwards, goes unread for now: a
   // queue to another rank is past max_queued_bytes, so `peer`'s own
   // backpressure holds it and a relay keeps no more than that. Never once it
   // hung up: its socket holds all it will send, and poll reports the hang-up
   // until it is read.
   bool held_back(int peer) const;
-  // A whole frame from `peer`: into the inbox, or on to the rank it is for.
-  void deliver(int peer, const TcpFrameHeader& frame, engine::Payload message);
+  // A whole message from `peer`: into the inbox, or on to the rank it is for.
+  void deliver(int peer, InMessage message);
   // Queues `payload` on the connection to `hop`.
   void enqueue(int hop, int tag, engine::Payload payload, FrameRoute route);
   // The rank whose connection carries messages to and from `peer`: its relay, or itself.

@@ -167,6 +167,45 @@ TEST(Frames, AHeaderClaimingAHugeMessageReservesOnlyWhatItsBytesBring) {
   EXPECT_TRUE(out->payload.bytes == big.bytes);
 }
 
+// TCP receives the rest of a large message straight into the reader's buffer.
+TEST(Frames, TheRestOfALargeMessageIsReceivedStraightIntoItsBuffer) {
+  const engine::Payload big = patterned((8ull << 20) + 5);
+  std::deque<hw::OutMessage> q = one(9, big);
+  std::vector<std::byte> stream(big.size + hw::kTcpHeaderBytes);
+  ASSERT_EQ(hw::write_queue(q, stream, [](auto&) {}), stream.size());
+  hw::MessageReader reader(hw::kMaxMessageBytes, 4);
+  std::span<const std::byte> head(stream.data(), hw::kTcpHeaderBytes + 1000);
+  ASSERT_FALSE(reader.read(head).has_value());
+  std::uint64_t fed = 1000;
+  std::optional<hw::InMessage> out;
+  while (!out) {
+    const std::span<std::byte> rest = reader.rest(64 * 1024);
+    ASSERT_FALSE(rest.empty()) << "after " << fed;
+    ASSERT_LE(reader.held_bytes(), std::max<std::uint64_t>(2 * (fed + 64 * 1024), 1 << 20));
+    // What one recv() brings: less than offered, except at the end.
+    const std::size_t n = std::min<std::size_t>(rest.size(), std::min<std::uint64_t>(300000, big.size - fed));
+    std::memcpy(rest.data(), stream.data() + hw::kTcpHeaderBytes + fed, n);
+    fed += n;
+    out = reader.received(n);
+    if (!out && big.size - fed < 64 * 1024) {  // too little left to offer: the rest comes through read()
+      EXPECT_TRUE(reader.rest(64 * 1024).empty());
+      std::span<const std::byte> tail(stream.data() + hw::kTcpHeaderBytes + fed, big.size - fed);
+      out = reader.read(tail);
+      ASSERT_TRUE(out.has_value());
+    }
+  }
+  EXPECT_EQ(out->header.tag, 9);
+  EXPECT_TRUE(out->payload.bytes == big.bytes);
+
+  hw::MessageReader sized(hw::kMaxMessageBytes, 4);  // a size-only message has no buffer to offer
+  std::deque<hw::OutMessage> zeros = one(3, engine::Payload::sized(1 << 20));
+  std::vector<std::byte> header(hw::kTcpHeaderBytes);
+  hw::write_queue(zeros, header, [](auto&) {});
+  std::span<const std::byte> in(header);
+  EXPECT_FALSE(sized.read(in).has_value());
+  EXPECT_TRUE(sized.rest(1).empty());
+}
+
 TEST(Frames, ForeignOrOverlongFramesAreRefused) {
   std::vector<std::byte> frame(4096);
   hw::write_frame_header(frame, {.used = 100});
