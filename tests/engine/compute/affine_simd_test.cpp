@@ -137,6 +137,18 @@ TEST(AffineSimd, RowDotsAndDequantizationEqualTheScalarKernels) {
         }
 }
 
+// x/d rounded to nearest, ties to even (as nearbyint), d = max|x|/127.
+TEST(AffineSimd, ActivationsQuantizeToNearestTiesToEven) {
+  const std::vector<float> x = {127, 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -126.6f, 3.49f};
+  std::vector<std::int8_t> q(x.size());
+  const QuantizedSegment s = quantize_segment(x.data(), static_cast<int>(x.size()), q.data());
+  EXPECT_EQ(s.d, 1.0f);
+  EXPECT_EQ(q, (std::vector<std::int8_t>{127, 0, 2, 2, 0, -2, -127, 3}));
+  EXPECT_EQ(s.sum, 127 + 2 + 2 - 2 - 127 + 3);
+  std::vector<float> zero(5, 0.0f);
+  EXPECT_EQ(quantize_segment(zero.data(), 5, q.data()).d, 0.0f);
+}
+
 // MLX's writer does not align tensors: words, scales and biases one byte off
 // their alignment give the same results, on every kernel.
 TEST(AffineSimd, MisalignedWordsScalesAndBiasesComputeTheSame) {
