@@ -76,6 +76,9 @@ int report_run(const LoadedScenario& l, const engine::RunResult& result, const s
                faults["injected"].get<int>(), seconds(faults["time_to_detect_s"]), seconds(faults["time_to_recover_s"]),
                seconds(faults["downtime_s"]), faults["tokens_recomputed"].get<long>());
   }
+  if (const int late = faults["not_applied"].get<int>(); late > 0)
+    fmt::print("faults: {} due after the run ended at {:.3f} s, not applied\n", late,
+               report["summary"]["simulated_s"].get<double>());
   return status;
 }
 

@@ -297,11 +297,13 @@ void read_expectations(JsonObject& root, Scenario& s) {
     if (std::find(kMetrics.begin(), kMetrics.end(), metric) == kMetrics.end())
       v->fail(unknown_name("metric", metric, kMetrics));
     JsonObject o(*v);
+    const auto absent = o.find("may_be_absent");
+    const bool may_be_absent = absent && absent->as<bool>();
     std::map<std::string, double> bounds;
     for (std::string_view op : {"min", "max", "eq"}) {
       if (auto bound = o.find(op)) {
         bounds[std::string(op)] = bound->as<double>();
-        s.expectations.push_back({metric, std::string(op), bounds[std::string(op)], bound->path()});
+        s.expectations.push_back({metric, std::string(op), bounds[std::string(op)], bound->path(), may_be_absent});
       }
     }
     o.finish();

@@ -99,6 +99,7 @@ struct Expectation {
   std::string op;      // "min", "max", "eq"
   double bound = 0;
   std::string json_path;
+  bool may_be_absent = false;  // a run that never produces the metric (no recovery) passes; else it fails
 };
 
 struct Scenario {

@@ -29,12 +29,14 @@ constexpr std::pair<std::string_view, std::string_view> kMetricPaths[] = {
     {"recovery_s", "/summary/recovery_s"},
 };
 
-double metric_value(const ordered_json& report, const std::string& metric) {
+// The metric's value in the report; none when the run never produced it.
+std::optional<double> metric_value(const ordered_json& report, const std::string& metric) {
   for (const auto& [name, path] : kMetricPaths) {
     if (name != metric) continue;
     const ordered_json::json_pointer ptr{std::string(path)};
-    // Only recovery_s may be absent: a run without a fault has no recovery.
-    return report.contains(ptr) ? report.at(ptr).get<double>() : 0.0;
+    // Only recovery_s may be absent: a run in which nothing recovered has none.
+    if (!report.contains(ptr)) return std::nullopt;
+    return report.at(ptr).get<double>();
   }
   throw std::invalid_argument(fmt::format("unknown metric '{}'", metric));
 }
@@ -54,17 +56,31 @@ std::vector<ExpectationResult> check_expectations(const Scenario& s, ordered_jso
   std::vector<ExpectationResult> results;
   ordered_json out = ordered_json::array();
   for (const Expectation& e : s.expectations) {
-    const double value = metric_value(report, e.metric);
-    const bool pass = holds(e, value);
+    const std::optional<double> value = metric_value(report, e.metric);
+    const bool pass = value ? holds(e, *value) : e.may_be_absent;
     results.push_back({e, value, pass, s.file});
-    out.push_back({{"metric", e.metric}, {"op", e.op}, {"bound", e.bound}, {"value", value}, {"pass", pass}});
+    out.push_back({{"metric", e.metric},
+                   {"op", e.op},
+                   {"bound", e.bound},
+                   {"value", value ? ordered_json(*value) : ordered_json(nullptr)},
+                   {"exercised", value.has_value()},
+                   {"pass", pass}});
   }
   report["expectations"] = std::move(out);
   return results;
 }
 
+std::string value_text(const std::optional<double>& value) {
+  return value ? fmt::format("{:g}", *value) : "not exercised";
+}
+
 std::string describe_breach(const ExpectationResult& r) {
-  return fmt::format("expectation failed: {} = {:g}, must be {} {:g} ({} {})", r.e.metric, r.value, op_symbol(r.e.op),
+  if (!r.value)
+    return fmt::format(
+        "expectation failed: {} was not exercised (the run never produced it), must be {} {:g} ({} {}); say "
+        "\"may_be_absent\": true if a run may pass without it",
+        r.e.metric, op_symbol(r.e.op), r.e.bound, r.file, r.e.json_path);
+  return fmt::format("expectation failed: {} = {:g}, must be {} {:g} ({} {})", r.e.metric, *r.value, op_symbol(r.e.op),
                      r.e.bound, r.file, r.e.json_path);
 }
 

@@ -79,7 +79,7 @@ JunitSuite run_junit_suite(const Scenario& s, unsigned long long seed,
                 ""};
     if (c.failed) {
       c.message = describe_breach(r);
-      c.details = fmt::format("{} = {:g}\nbound: {} {:g}\nat: {} {}\n", r.e.metric, r.value, op_symbol(r.e.op),
+      c.details = fmt::format("{} = {}\nbound: {} {:g}\nat: {} {}\n", r.e.metric, value_text(r.value), op_symbol(r.e.op),
                               r.e.bound, r.file, r.e.json_path);
     }
     suite.cases.push_back(std::move(c));

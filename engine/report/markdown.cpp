@@ -110,7 +110,7 @@ std::string render_markdown(const ordered_json& report) {
   table(out, {"metric", "bound", "value", "result"});
   for (const auto& e : expectations) {
     row(out, {str(e.at("metric")), fmt::format("{} {}", op_symbol(str(e.at("op"))), num(e.at("bound"))),
-              num(e.at("value")), e.at("pass").get<bool>() ? "PASS" : "FAIL"});
+              e.at("value").is_null() ? "not exercised" : num(e.at("value")), e.at("pass").get<bool>() ? "PASS" : "FAIL"});
   }
   return out;
 }

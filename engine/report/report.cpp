@@ -121,14 +121,19 @@ ordered_json events_json(const RunResult& r) {
 
 // What the faults cost: detection and recovery times from the first fault,
 // downtime until serving again (or the end), work redone, failures by cause.
+// A fault due after the run ended was never applied: it is counted apart.
 ordered_json faults_json(const RunResult& r) {
-  int count = 0;
+  int count = 0, after_the_end = 0;
   double fault = -1;
-  for (const RunEvent& e : r.events)
-    if (injected(e)) {
-      ++count;
-      if (fault < 0) fault = e.t_s;
+  for (const RunEvent& e : r.events) {
+    if (!injected(e)) continue;
+    if (e.t_s > r.end_s) {
+      ++after_the_end;
+      continue;
     }
+    ++count;
+    if (fault < 0) fault = e.t_s;
+  }
   const double detected = fault >= 0 ? first(r, "detected", fault) : -1;
   const double recovered = detected >= 0 ? first(r, "recovered", detected) : -1;
   std::map<std::string, int> causes;
@@ -137,6 +142,7 @@ ordered_json faults_json(const RunResult& r) {
   ordered_json by_cause = ordered_json::object();
   for (const auto& [cause, n] : causes) by_cause[cause] = n;
   return {{"injected", count},
+          {"not_applied", after_the_end},
           {"first_fault_s", time_or_null(fault)},
           {"time_to_detect_s", detected >= 0 ? ordered_json(detected - fault) : ordered_json(nullptr)},
           {"time_to_recover_s", recovered >= 0 ? ordered_json(recovered - detected) : ordered_json(nullptr)},

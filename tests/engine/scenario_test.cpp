@@ -320,6 +320,16 @@ TEST(Scenario, IsSimulatedAtTheFlowLevelUnlessItAsksForMessages) {
             SimulationLevel::kMessage);
 }
 
+TEST(Scenario, AnExpectationMaySayItsMetricMayBeAbsent) {
+  const Scenario s = parse_scenario(with(R"({"expect": {"recovery_s": {"max": 30, "may_be_absent": true},
+                                                       "failed_requests": {"eq": 0}}})"),
+                                    "ok.json", cat());
+  ASSERT_EQ(s.expectations.size(), 2u);
+  for (const Expectation& e : s.expectations) EXPECT_EQ(e.may_be_absent, e.metric == "recovery_s") << e.metric;
+  expect_refused(with(R"({"expect": {"recovery_s": {"max": 30, "may_be_absent": "yes"}}})"),
+                 "/expect/recovery_s/may_be_absent", "must be true or false");
+}
+
 TEST(ScenarioRefusal, SimulationLevelIsMessageOrFlow) {
   expect_refused(with(R"({"simulation_level": "packet"})"), "/simulation_level",
                  "unknown simulation level 'packet'; known: message, flow");

@@ -154,6 +154,18 @@ TEST(Report, UptimeCountsFromTheFaultToTheRecoveryNotTheRequestsLost) {
   EXPECT_DOUBLE_EQ(sum["request_success"].get<double>(), 2.0 / 3);
 }
 
+TEST(Report, AFaultDueAfterTheRunEndedIsNotApplied) {
+  RunResult r = run();
+  r.end_s = 4;
+  r.events = {{500.0, "node-crash", "m2", ""}};
+  const auto rep = build_report(scenario(), Catalog::builtin(), plan(), "meshinfer", r, 7);
+  EXPECT_EQ(rep["faults"]["injected"], 0);
+  EXPECT_EQ(rep["faults"]["not_applied"], 1);
+  EXPECT_TRUE(rep["faults"]["time_to_detect_s"].is_null());
+  EXPECT_FALSE(rep["summary"].contains("recovery_s"));
+  EXPECT_EQ(rep["summary"]["uptime"], 1.0);
+}
+
 TEST(Report, AfterTheInstanceFailsNothingIsServed) {
   RunResult r = run();
   // A slow node detected nothing; the cable cut at 2 s ends the instance.
@@ -288,16 +300,24 @@ TEST(Report, ExpectationsPassFailAndBreach) {
                     {"failed_requests", "max", 1, "/expect/failed_requests/max"},
                     {"completed_requests", "eq", 2, "/expect/completed_requests/eq"},
                     {"itl_p99_s", "max", 0.9, "/expect/itl_p99_s/max"},
-                    {"recovery_s", "max", 0, "/expect/recovery_s/max"}};
+                    {"recovery_s", "max", 30, "/expect/recovery_s/max"},
+                    {"recovery_s", "max", 30, "/expect/recovery_s/max", /*may_be_absent=*/true}};
   auto rep = report(s);
   const auto results = check_expectations(s, rep);
-  ASSERT_EQ(results.size(), 5u);
+  ASSERT_EQ(results.size(), 6u);
   EXPECT_FALSE(results[0].pass);
-  EXPECT_DOUBLE_EQ(results[0].value, 4.0);
+  EXPECT_DOUBLE_EQ(*results[0].value, 4.0);
   EXPECT_TRUE(results[1].pass);
   EXPECT_TRUE(results[2].pass);
   EXPECT_FALSE(results[3].pass);
-  EXPECT_TRUE(results[4].pass);  // absent from the summary: 0
+  // Nothing recovered in this run: a bound on recovery_s was not exercised, and fails unless it may be absent.
+  EXPECT_FALSE(results[4].pass);
+  EXPECT_FALSE(results[4].value.has_value());
+  EXPECT_THAT(describe_breach(results[4]), HasSubstr("recovery_s was not exercised"));
+  EXPECT_TRUE(results[5].pass);
+  EXPECT_EQ(rep["expectations"][4]["exercised"], false);
+  EXPECT_TRUE(rep["expectations"][4]["value"].is_null());
+  EXPECT_THAT(render_markdown(rep), HasSubstr("| recovery_s | <= 30.000 | not exercised | FAIL |"));
   EXPECT_EQ(describe_breach(results[0]),
             "expectation failed: decode_tokens_per_s = 4, must be >= 5 "
             "(scenarios/two.json /expect/decode_tokens_per_s/min)");
@@ -305,7 +325,8 @@ TEST(Report, ExpectationsPassFailAndBreach) {
             "expectation failed: itl_p99_s = 1, must be <= 0.9 (scenarios/two.json /expect/itl_p99_s/max)");
   EXPECT_EQ(rep["expectations"][0],
             nlohmann::ordered_json::parse(
-                R"({"metric": "decode_tokens_per_s", "op": "min", "bound": 5.0, "value": 4.0, "pass": false})"));
+                R"({"metric": "decode_tokens_per_s", "op": "min", "bound": 5.0, "value": 4.0, "exercised": true,
+                    "pass": false})"));
 }
 
 TEST(Report, EveryScenarioMetricHasAPlaceInTheReport) {
