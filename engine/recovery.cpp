@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/epoch_runtime.hpp"
@@ -230,6 +231,7 @@ class ControlPlane {
     const auto report = [&] { tell({0}, {ControlMessage::kAbort, epoch_, lost, 0, m_.on_secondary(), {}, {}}); };
     if (lost >= 0) report();
     const double entered = now(), give_up = entered + kStepProgressTimeoutS;  // a decision lost must not strand us
+    bool coordinator_failed = false;
     for (;;) {
       ControlMessage msg;
       try {
@@ -250,6 +252,10 @@ class ControlPlane {
         }
         continue;
       } catch (const PeerFailure& e) {  // a closed connection: on real processes, the coordinator died
+        // Unless only its RDMA queue pair failed: the verbs transport raises that
+        // once and then reaches the peer over its side channel, where a dead
+        // coordinator fails again.
+        if (!std::exchange(coordinator_failed, true)) continue;
         out_.nodes[physical_.rank()].error = std::string("coordinator unreachable: ") + e.what();
         note("detected", 0, "coordinator unreachable; " + name(physical_.rank()) + " leaves the instance");
         return false;
