@@ -30,9 +30,27 @@ struct LaunchOptions {
   int local = 0, threads = 0;
   std::vector<std::string> cards;
   double timeout_s = 600;
-  bool dry_run = false, netns = false, netns_rdma = false;
+  bool dry_run = false, netns = false, netns_rdma = false, ignore_faults = false;
   double netns_rate_bps = 0;
 };
+
+// Without namespaces, a launch carries out only softrdma's switches (given an
+// RDMA device); a scenario whose other faults would silently not happen, its
+// expectations judged on a run without them, is refused unless told.
+void refuse_faults_it_cannot_apply(const LaunchOptions& o, const engine::Scenario& s) {
+  if (o.ignore_faults) return;
+  for (std::size_t i = 0; i < s.faults.size(); ++i) {
+    const engine::FaultKind kind = s.faults[i].kind;
+    const bool switched = kind == engine::FaultKind::kRdmaStackFailure || kind == engine::FaultKind::kRdmaPacketLoss;
+    if (switched && !o.rdma_device.empty()) continue;
+    throw engine::InputError(
+        o.scenario, fmt::format("/faults/{}/kind", i),
+        fmt::format("{}: launch --local and --hostfile apply no such fault to real processes (only softrdma's "
+                    "rdma-stack-failure and rdma-packet-loss, with --rdma-device); run it under launch --netns "
+                    "(root), which applies every kind, or pass --ignore-faults to run without the scenario's faults",
+                    engine::to_string(kind)));
+  }
+}
 
 // Spinning helps only where every rank of a machine still has a core of its own.
 bool has_cores_to_spare(const hw::ClusterSpec& c, int r, bool same_machine) {
@@ -64,6 +82,7 @@ int launch(const LaunchOptions& o) {
   // one device); elsewhere the ranks say the faults are simulated only.
   if (const auto refusal = hw::packet_loss_refusal(l.scenario, !o.rdma_device.empty(), false))
     throw engine::InputError(o.scenario, refusal->json_path, refusal->reason);
+  refuse_faults_it_cannot_apply(o, l.scenario);
   hw::StackFailureSwitch stack_failure(l.scenario, out);
   hw::PacketLossSwitch packet_loss(l.scenario, out, nullptr);  // no cable targets: refused above
   const bool switched = (stack_failure.armed() || packet_loss.armed()) && !o.rdma_device.empty();
@@ -125,6 +144,8 @@ void add_launch_command(CLI::App& app, int& status) {
                   "else its host's cores divided by the ranks there)")
       ->check(CLI::Range(1, 1024));
   cmd->add_flag("--dry-run", o->dry_run, "print the command of each rank and start nothing");
+  cmd->add_flag("--ignore-faults", o->ignore_faults,
+                "run a scenario whose faults this launch cannot apply (all but softrdma's) without them");
   auto* netns = cmd->add_flag("--netns", o->netns,
                               "Linux, root: one network namespace per node, a shaped veth pair per cable, the "
                               "scenario's faults applied to the real processes and links");

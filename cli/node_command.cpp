@@ -50,7 +50,7 @@ int node(const NodeOptions& o) {
   // Real processes send every message: the plan's probes and the report say so.
   const LoadedScenario l =
       load_for_run(o.scenario, o.cards, std::nullopt, o.rank == 0, engine::SimulationLevel::kMessage);
-  if (!l.scenario.faults.empty() && o.applied_faults.empty())
+  if (!l.scenario.faults.empty() && o.applied_faults.empty() && o.rank == 0)  // said once, by the reporting rank
     fmt::print(stderr, "rank {}: the scenario's faults are injected in simulation only; a real run meets the world's\n",
                o.rank);
   hw::die_with_parent();    // the launcher or ssh session is gone: so is this rank

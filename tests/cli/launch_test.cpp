@@ -224,6 +224,29 @@ TEST(Launch, ClusterOfTheWrongSizeIsRefusedBeforeStarting) {
   EXPECT_NE(r.output.find("3 host(s), but scenario"), std::string::npos) << r.output;
 }
 
+// A crash --local cannot carry out is refused, not skipped while the run's
+// expectations are judged as if it had happened; --ignore-faults runs without it.
+TEST(Launch, LocalRefusesFaultsItCannotApplyUnlessToldToIgnoreThem) {
+  const std::string dir = testsupport::fresh_dir("launch-faults");
+  json s = testsupport::small_scenario("launch-faults", 2, 1, 4);
+  s["faults"] = json::array({{{"at_s", 0.5}, {"kind", "node-crash"}, {"target", "m2"}}});
+  const std::string scenario = testsupport::write_json(dir, "s", s);
+  const auto refused = testsupport::run_cli("launch --local 2 " + scenario + " --out " + dir + "/refused");
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find(scenario + ": /faults/0/kind: node-crash: launch --local and --hostfile apply no"),
+            std::string::npos)
+      << refused.output;
+  const auto ignored =
+      testsupport::run_cli("launch --local 2 " + scenario + " --ignore-faults --out " + dir + "/out --timeout 60");
+  ASSERT_EQ(ignored.exit_code, 0) << ignored.output;
+  EXPECT_EQ(read_report(dir + "/out")["summary"]["requests"]["completed"], 1);
+  const std::string warning = "the scenario's faults are injected in simulation only";
+  const auto first = ignored.output.find(warning);
+  EXPECT_NE(first, std::string::npos) << ignored.output;
+  EXPECT_EQ(ignored.output.find(warning, first + 1), std::string::npos) << "said once, not once a rank\n"
+                                                                         << ignored.output;
+}
+
 // Faults and policies real processes cannot carry out yet are refused before
 // anything is built (so without root too), with the file, JSON path and reason.
 TEST(Launch, NetnsRefusesWhatRealProcessesCannotDoWithTheReason) {
