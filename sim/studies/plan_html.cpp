@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/report/svg.hpp"
+#include "sim/studies/plan_sweep.hpp"
 
 namespace sim {
 
@@ -107,10 +108,11 @@ std::string render_plan_html(const ordered_json& plan) {
   std::string out;
   page_head(out, "meshinfer plan: " + str(q, "model"));
   put(out,
-      "<header><h1>Capacity plan: {} {}</h1><p class=\"muted\">{} candidates, {} simulated; profile {}; SLO TTFT p99 "
-      "&le; {} s, ITL p99 &le; {} s (0: none)</p></header>",
+      "<header><h1>Capacity plan: {} {}</h1><p class=\"muted\">{} candidates, {} simulated; profile {}; SLO: {}; "
+      "workload: {}</p><p class=\"verdict\">Verdict: {}.</p></header>",
       escape_markup(str(q, "model")), escape_markup(str(q, "quant")), plan.at("candidates").size(), points.size(),
-      escape_markup(str(q, "profile")), num(dbl(q, "slo_ttft_s")), num(dbl(q, "slo_itl_s")));
+      escape_markup(str(q, "profile")), escape_markup(slo_text(dbl(q, "slo_ttft_s"), dbl(q, "slo_itl_s"))),
+      escape_markup(str(q, "workload")), escape_markup(str(plan, "verdict")));
   speed_by_nodes(out, plan, links, points);
   price_vs_speed(out, plan, links, points);
   put(out, "<footer>Drawn by meshinfer from plan.json ({}); every figure is simulated.</footer></body></html>\n",

@@ -1,6 +1,7 @@
 #include "sim/studies/plan_sweep.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -180,6 +181,34 @@ std::string slo_miss(const PlanQuery& q, const json& f) {
   return "";
 }
 
+bool has_slo(const PlanQuery& q) { return q.slo_ttft_s > 0 || q.slo_itl_s > 0; }
+
+}  // namespace
+
+std::string slo_text(double ttft_s, double itl_s) {
+  std::vector<std::string> bounds;
+  if (ttft_s > 0) bounds.push_back(fmt::format("TTFT p99 <= {:g} s", ttft_s));
+  if (itl_s > 0) bounds.push_back(fmt::format("ITL p99 <= {:g} ms", 1e3 * itl_s));
+  return bounds.empty() ? "none" : fmt::format("{}", fmt::join(bounds, ", "));
+}
+
+namespace {
+
+std::string distribution_text(const engine::Distribution& d) {
+  if (d.kind == "fixed") return fmt::format("{:g}", d.value);
+  if (d.kind == "uniform") return fmt::format("{:g}-{:g} (uniform)", d.min, d.max);
+  return fmt::format("{} mean {:g}, sd {:g}", d.kind, d.mean, d.stddev);
+}
+
+// What every candidate was simulated serving, in a line.
+std::string workload_text(const engine::Workload& w) {
+  if (w.arrival == "trace") return fmt::format("{} requests replayed from a trace at their logged times", w.requests);
+  const std::string arrival = w.arrival == "poisson" ? fmt::format("Poisson arrivals at {:g}/s", w.rate_per_s)
+                                                     : fmt::format("closed loop, concurrency {}", w.concurrency);
+  return fmt::format("{} request{} of {} prompt + {} output tokens, {}", w.requests, w.requests == 1 ? "" : "s",
+                     distribution_text(w.prompt_tokens), distribution_text(w.output_tokens), arrival);
+}
+
 double decode_speed(const json& c) { return c["figures"]["decode_tokens_per_s"].get<double>(); }
 double price(const json& c) { return c["price_usd"].get<double>(); }
 
@@ -199,23 +228,33 @@ void rank(const PlanQuery& q, json& out) {
   }
   out["cheapest_meeting_slo"] = cheapest ? json(*cheapest) : json(nullptr);
   out["fastest"] = fastest ? json(*fastest) : json(nullptr);
-  if (!cheapest)
+  if (!cheapest && fastest)
     out["no_candidate_meets_slo"] = "no simulated candidate meets the SLO; each one's verdict says by how much";
-  json& ranked = out["candidates"];
+  // Without an SLO every candidate qualifies: the verdicts say cheapest, not "meeting the SLO".
+  const std::string meeting = has_slo(q) ? " meeting the SLO" : "";
+  json& ranked = out["candidates"];  // again: a key added to `out` moves what `all` pointed into
+  const std::string verdict =
+      cheapest ? fmt::format("the cheapest{}: #{}, {}, {:.0f} USD, {:.2f} decode tok/s under the workload", meeting,
+                             *cheapest, describe(ranked[*cheapest]), price(ranked[*cheapest]),
+                             decode_speed(ranked[*cheapest]))
+      : fastest ? "no simulated candidate meets the SLO; each one's verdict says by how much"
+                : "no candidate could be simulated; plan.json says why each was dropped";
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     json& c = ranked[i];
     if (c["status"] != "simulated" || c.contains("verdict")) continue;
     if (i == cheapest && i == fastest)
-      c["verdict"] = "cheapest meeting the SLO, and fastest";
+      c["verdict"] = "cheapest" + meeting + ", and fastest";
     else if (i == cheapest)
-      c["verdict"] = "cheapest meeting the SLO";
+      c["verdict"] = "cheapest" + meeting;
     else if (i == fastest)
       c["verdict"] = "fastest overall";
     else if (cheapest)
-      c["verdict"] = fmt::format("meets the SLO but costs {:.0f} USD more than #{} ({}) for {:+.0f}% decode speed",
-                                 price(c) - price(ranked[*cheapest]), *cheapest, describe(ranked[*cheapest]),
+      c["verdict"] = fmt::format("{}costs {:.0f} USD more than #{} ({}) for {:+.0f}% decode speed",
+                                 has_slo(q) ? "meets the SLO but " : "", price(c) - price(ranked[*cheapest]),
+                                 *cheapest, describe(ranked[*cheapest]),
                                  100 * (decode_speed(c) / decode_speed(ranked[*cheapest]) - 1));
   }
+  out["verdict"] = verdict;  // last, for the same reason
 }
 
 }  // namespace
@@ -247,7 +286,7 @@ json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog) {
                   {"links", q.links},         {"strategies", q.strategies},
                   {"profile", q.profile},     {"slo_ttft_s", q.slo_ttft_s},
                   {"slo_itl_s", q.slo_itl_s}, {"seed", q.seed},
-                  {"simulation_level", engine::to_string(q.level)}};
+                  {"simulation_level", engine::to_string(q.level)}, {"workload", workload_text(q.workload)}};
   json candidates = json::array();
   std::vector<int> to_simulate;
   for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -298,9 +337,12 @@ json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog) {
 }
 
 std::string render_plan_table(const json& plan) {
-  std::string out =
-      fmt::format("{:>4}  {:<44} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8}  {}\n", "#", "cluster / link / plan", "price",
-                  "tok/s b1", "tok/s", "TTFT p99", "ITL p99", "N+1", "verdict");
+  const auto& q = plan["query"];
+  std::string out = fmt::format("SLO: {}. Workload: {}.\n",
+                                slo_text(q["slo_ttft_s"].get<double>(), q["slo_itl_s"].get<double>()),
+                                q["workload"].get<std::string>());
+  out += fmt::format("{:>4}  {:<44} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8}  {}\n", "#", "cluster / link / plan", "price",
+                     "tok/s b1", "tok/s", "TTFT p99", "ITL p99", "N+1", "verdict");
   for (const auto& c : plan["candidates"]) {
     if (c["status"] != "simulated") continue;
     const auto& f = c["figures"];
@@ -314,16 +356,17 @@ std::string render_plan_table(const json& plan) {
   for (const auto& c : plan["candidates"]) dropped += c["status"] != "simulated";
   out += fmt::format("{} candidates simulated, {} dropped or failed (reasons in plan.json)\n",
                      plan["candidates"].size() - dropped, dropped);
-  if (plan.contains("no_candidate_meets_slo")) out += plan["no_candidate_meets_slo"].get<std::string>() + "\n";
+  out += "verdict: " + plan["verdict"].get<std::string>() + "\n";
   return out;
 }
 
 std::string render_plan_markdown(const json& plan) {
   const auto& q = plan["query"];
-  std::string out =
-      fmt::format("# Capacity plan: {} {}\n\nSLO: TTFT p99 <= {} s, ITL p99 <= {} s (0: none). Profile: {}.\n\n",
-                  q["model"].get<std::string>(), q["quant"].get<std::string>(), q["slo_ttft_s"].get<double>(),
-                  q["slo_itl_s"].get<double>(), q["profile"].get<std::string>());
+  std::string out = fmt::format(
+      "# Capacity plan: {} {}\n\nSLO: {}. Workload: {}. Profile: {}; {} level.\n\n", q["model"].get<std::string>(),
+      q["quant"].get<std::string>(), slo_text(q["slo_ttft_s"].get<double>(), q["slo_itl_s"].get<double>()),
+      q["workload"].get<std::string>(), q["profile"].get<std::string>(), q["simulation_level"].get<std::string>());
+  out += "**Verdict:** " + plan["verdict"].get<std::string>() + ".\n\n";
   out +=
       "| # | cluster / link / plan | price USD | power W | decode tok/s (batch 1) | decode tok/s | prefill tok/s | "
       "TTFT p50/p99 s | ITL p50/p99 ms | KV tokens | tok/J | N+1 | verdict |\n"

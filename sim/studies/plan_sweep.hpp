@@ -33,6 +33,8 @@ struct PlanQuery {
 nlohmann::ordered_json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog);
 
 std::string render_plan_markdown(const nlohmann::ordered_json& plan);
+// "TTFT p99 <= 2 s, ITL p99 <= 80 ms", or "none" when neither bound is given (0).
+std::string slo_text(double ttft_s, double itl_s);
 std::string render_plan_table(const nlohmann::ordered_json& plan);  // for stdout
 
 }  // namespace sim

@@ -56,6 +56,31 @@ TEST(Plan, HtmlChartsEverySimulatedCandidateAndTheSlo) {
   EXPECT_EQ(html.find("http"), std::string::npos);
 }
 
+// Every output says what was asked (the SLO, or none; the workload) and the answer in a line.
+TEST(Plan, StatesItsSloWorkloadAndVerdictAndClaimsNoSloNobodyGave) {
+  const std::string none = testsupport::fresh_dir("plan-no-slo"), itl = testsupport::fresh_dir("plan-itl-slo");
+  const std::string sweep = "plan --model llama-3.3-70b --quant 8bit --hardware m3-ultra-512gb --max-nodes 2 "
+                            "--links tb5-rdma --strategies tensor";
+  const auto r = run_cli(sweep + " --out " + none);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string md = read_file(none + "/plan.md");
+  EXPECT_NE(md.find("SLO: none. Workload: 1 request of 512 prompt + 128 output tokens, closed loop, concurrency 1."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("**Verdict:** the cheapest: #0, 1x m3-ultra-512gb / tb5-rdma / tensor"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<= 0 s"), std::string::npos) << md;
+  EXPECT_EQ(md.find("meeting the SLO"), std::string::npos) << md;
+  EXPECT_EQ(md.find("meets the SLO"), std::string::npos) << md;
+  EXPECT_NE(r.output.find("verdict: the cheapest: #0"), std::string::npos) << r.output;
+  EXPECT_NE(read_file(none + "/plan.html").find("Verdict: the cheapest: #0"), std::string::npos);
+
+  const auto bounded = run_cli(sweep + " --slo itl=80ms --out " + itl);
+  ASSERT_EQ(bounded.exit_code, 0) << bounded.output;
+  EXPECT_NE(read_file(itl + "/plan.md").find("SLO: ITL p99 <= 80 ms. Workload:"), std::string::npos);
+  EXPECT_NE(bounded.output.find("verdict: the cheapest meeting the SLO: #1, 2x m3-ultra-512gb"), std::string::npos)
+      << bounded.output;
+}
+
 TEST(Plan, NothingMeetsAnImpossibleSloAndSaysWhy) {
   const std::string out = testsupport::fresh_dir("plan-impossible");
   const auto r = run_cli(kSmallSweep + " --slo itl=1ms --out " + out);
