@@ -8,6 +8,7 @@
 #include "cli/output_file.hpp"
 #include "cli/study_shard.hpp"
 #include "engine/error.hpp"
+#include "engine/json_input.hpp"
 #include "engine/scenario.hpp"
 #include "sim/fault_injector.hpp"
 #include "sim/studies/chaos.hpp"
@@ -51,7 +52,8 @@ int chaos(ChaosOptions& o) {
   parse_seeds(o.seeds, q);
   for (const auto& k : o.kinds) {
     const auto kind = engine::parse_name<engine::FaultKind>(k);
-    if (!kind) throw engine::InputError("--faults", k, "unknown fault kind");
+    if (!kind)
+      throw engine::InputError("--faults", k, engine::unknown_name("fault kind", k, engine::Names<engine::FaultKind>::value));
     if (!sim::simulated(*kind)) throw engine::InputError("--faults", k, "not simulated, so chaos cannot draw it");
     q.kinds.push_back(*kind);
   }

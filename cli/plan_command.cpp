@@ -12,6 +12,7 @@
 #include "cli/study_shard.hpp"
 #include "engine/config_card.hpp"
 #include "engine/error.hpp"
+#include "engine/json_input.hpp"
 #include "engine/request_trace.hpp"
 #include "engine/scenario.hpp"
 #include "nlohmann/json.hpp"
@@ -30,12 +31,6 @@ struct PlanOptions {
   std::optional<engine::SimulationLevel> level;
   StudyShare share;
 };
-
-std::string known(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
 
 // "ttft=2s,itl=80ms" into seconds.
 void parse_slo(const std::string& text, sim::PlanQuery& q) {
@@ -60,7 +55,7 @@ void parse_slo(const std::string& text, sim::PlanQuery& q) {
     else if (key == "itl")
       q.slo_itl_s = seconds;
     else
-      throw engine::InputError("--slo", item, "unknown SLO '" + key + "'; known: ttft, itl");
+      throw engine::InputError("--slo", item, engine::unknown_name("SLO", key, std::vector<std::string>{"ttft", "itl"}));
   }
 }
 
@@ -106,9 +101,9 @@ int plan(PlanOptions& o) {
     o.model = card.name;
     catalog.add(std::move(card));
   } else if (!catalog.has_model(o.model)) {
-    throw engine::InputError(
-        "--model", o.model,
-        "unknown model, and no model directory or config.json at that path; known: " + known(catalog.model_names()));
+    throw engine::InputError("--model", o.model,
+                             "no model directory or config.json at that path, and " +
+                                 engine::unknown_name("model", o.model, catalog.model_names()));
   }
   const auto& model = catalog.model(o.model);
   if (o.quant.empty()) o.quant = model.quantizations.front().name;
@@ -119,17 +114,16 @@ int plan(PlanOptions& o) {
   }
   for (const auto& h : o.hardware)
     if (!catalog.has_hardware(h))
-      throw engine::InputError("--hardware", h, "unknown hardware card; known: " + known(catalog.hardware_names()));
+      throw engine::InputError("--hardware", h, engine::unknown_name("hardware card", h, catalog.hardware_names()));
   for (const auto& l : o.links)
     if (!catalog.has_link(l))
-      throw engine::InputError("--links", l, "unknown link card; known: " + known(catalog.link_names()));
+      throw engine::InputError("--links", l, engine::unknown_name("link card", l, catalog.link_names()));
   std::vector<engine::Strategy> strategies;
   for (const auto& name : o.strategies) {
     const auto s = engine::parse_name<engine::Strategy>(name);
     if (!s)
       throw engine::InputError("--strategies", name,
-                               "unknown strategy; known: " + known({engine::Names<engine::Strategy>::value.begin(),
-                                                                    engine::Names<engine::Strategy>::value.end()}));
+                               engine::unknown_name("strategy", name, engine::Names<engine::Strategy>::value));
     strategies.push_back(*s);
   }
   if (strategies.empty()) {

@@ -42,6 +42,24 @@ TEST(Cli, BadFlagsExitTwoWithError) {
   EXPECT_EQ(run_cli("--help").exit_code, 0);
 }
 
+// A flag's value that is a typo away from a name gets the same hint a scenario file does.
+TEST(Cli, AMistypedFlagValueIsAnsweredWithDidYouMean) {
+  const std::string out = testsupport::fresh_dir("did-you-mean");
+  const std::vector<std::pair<std::string, std::string>> typos = {
+      {"plan --model llama-3.3-70b --hardware m3-ultra-256 --out " + out,
+       "--hardware: m3-ultra-256: unknown hardware card 'm3-ultra-256' (did you mean 'm3-ultra-256gb'?)"},
+      {"plan --model llama-3.3-7b --out " + out, "(did you mean 'llama-3.3-70b'?)"},
+      {"plan --model llama-3.3-70b --links tb5-rdm --out " + out, "(did you mean 'tb5-rdma'?)"},
+      {"plan --model llama-3.3-70b --strategies tensr --out " + out, "(did you mean 'tensor'?)"},
+      {"chaos " + kScenarios + "/ci/node-crash-replan.json --seeds 1..1 --faults node-crsh --out " + out + "/c.json",
+       "--faults: node-crsh: unknown fault kind 'node-crsh' (did you mean 'node-crash'?)"}};
+  for (const auto& [args, hint] : typos) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(hint), std::string::npos) << args << ": " << r.output;
+  }
+}
+
 TEST(Cli, UnknownModelExitsTwoListingKnownModels) {
   auto j = nlohmann::json::parse(read_file(kScenarios + "/default.json"));
   j["model"]["name"] = "qwen9-1t";
