@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/output_file.hpp"
 #include "cli/study_shard.hpp"
+#include "cli/workload_flags.hpp"
 #include "engine/error.hpp"
 #include "engine/json_input.hpp"
 #include "engine/scenario.hpp"
@@ -21,7 +22,8 @@ namespace {
 struct ChaosOptions {
   std::string scenario, seeds = "1..100", out, junit;
   std::vector<std::string> kinds;
-  int jobs = 0, requests = 0, output_tokens = 0;
+  int jobs = 0;
+  WorkloadFlags workload;  // a campaign runs the scenario hundreds of times: it may be shortened
   std::optional<engine::SimulationLevel> level;
   StudyShare share;
 };
@@ -42,12 +44,7 @@ int chaos(ChaosOptions& o) {
   engine::Scenario s = engine::load_scenario(o.scenario, engine::Catalog::builtin());
   const engine::Catalog catalog = engine::catalog_for(s, engine::Catalog::builtin());
   if (o.level) s.level = *o.level;
-  // A campaign runs the scenario hundreds of times: it may be shortened.
-  if (o.requests > 0) s.workload.requests = o.requests;
-  if (o.output_tokens > 0) {
-    s.workload.output_tokens.kind = "fixed";
-    s.workload.output_tokens.value = o.output_tokens;
-  }
+  o.workload.apply(s.workload);
   sim::ChaosQuery q;
   parse_seeds(o.seeds, q);
   for (const auto& k : o.kinds) {
@@ -83,8 +80,7 @@ void add_chaos_command(CLI::App& app, int& status) {
   cmd->add_option("scenario", o->scenario, "scenario file")->required();
   cmd->add_option("--seeds", o->seeds, "seed range A..B; each seed's faults replay exactly");
   cmd->add_option("--faults", o->kinds, "fault kinds to draw from (default: all)")->delimiter(',');
-  cmd->add_option("--requests", o->requests, "shorten the workload to this many requests");
-  cmd->add_option("--output-tokens", o->output_tokens, "shorten each request's output");
+  o->workload.add_to(cmd);
   cmd->add_option("--jobs", o->jobs, "worker processes (default: all cores)");
   cmd->add_option("--out", o->out, "write the campaign as JSON here");
   cmd->add_option("--junit", o->junit, "write each seed's invariants as JUnit XML here");

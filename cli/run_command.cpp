@@ -39,10 +39,11 @@ struct RunOptions {
   bool quiet = false;
   std::vector<std::string> cards;
   std::optional<engine::SimulationLevel> level;
+  WorkloadFlags workload;
 };
 
 int run(const RunOptions& o) {
-  const LoadedScenario l = load_for_run(o.scenario, o.cards, o.seed, true, o.level);
+  const LoadedScenario l = load_for_run(o.scenario, o.cards, o.seed, true, o.level, o.workload);
   const auto result =
       sim::simulate(l.scenario, l.catalog, l.plan, l.profile,
                     engine::make_requests(l.scenario.workload, l.scenario.seed), progress_line(o.quiet));
@@ -60,6 +61,7 @@ void add_run_command(CLI::App& app, int& status) {
   cmd->add_option("--junit", options->junit, "also write the expectations and invariants as JUnit XML here");
   cmd->add_flag("--quiet", options->quiet, "no progress line");
   add_level_option(cmd, options->level);
+  options->workload.add_to(cmd);
   cmd->add_option("--card", options->cards,
                   "extra hardware or link card file, e.g. from `meshinfer probe` (repeatable)");
   cmd->callback([options, &status] { status = run(*options); });

@@ -16,12 +16,13 @@ namespace cli {
 
 LoadedScenario load_for_run(const std::string& scenario_file, const std::vector<std::string>& card_files,
                             std::optional<unsigned long long> seed, bool print_plan,
-                            std::optional<engine::SimulationLevel> level) {
+                            std::optional<engine::SimulationLevel> level, const WorkloadFlags& workload) {
   LoadedScenario l{engine::Catalog::builtin(), {}, {}, {}};
   for (const auto& card : card_files) l.catalog.add_card_file(card);
   l.scenario = engine::load_scenario(scenario_file, l.catalog);
   if (seed) l.scenario.seed = *seed;
   if (level) l.scenario.level = *level;
+  workload.apply(l.scenario.workload);
   l.catalog = engine::catalog_for(l.scenario, l.catalog);
   l.profile = engine::StackCard::load(l.catalog.dir(), l.scenario.profile);
   const sim::PlanChoice choice = sim::choose_plan(l.scenario, l.catalog, l.profile);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/workload_flags.hpp"
 #include "engine/catalog.hpp"
 #include "engine/executor.hpp"
 #include "engine/planner.hpp"
@@ -22,11 +23,12 @@ struct LoadedScenario {
   engine::Plan plan;
 };
 
-// Throws InputError / PlanError. `seed` overrides the scenario's; `print_plan`:
-// the plan (and auto's candidates) on stdout.
+// Throws InputError / PlanError. `seed`, `level` and `workload` override the
+// scenario's; `print_plan`: the plan (and auto's candidates) on stdout.
 LoadedScenario load_for_run(const std::string& scenario_file, const std::vector<std::string>& card_files,
                             std::optional<unsigned long long> seed, bool print_plan,
-                            std::optional<engine::SimulationLevel> level = std::nullopt);
+                            std::optional<engine::SimulationLevel> level = std::nullopt,
+                            const WorkloadFlags& workload = {});
 
 // Writes the reports into `out_dir` (default reports/out/<scenario name>),
 // prints the summary; returns 0, or kExitBreach when an expectation or an

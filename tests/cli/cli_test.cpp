@@ -60,6 +60,21 @@ TEST(Cli, AMistypedFlagValueIsAnsweredWithDidYouMean) {
   }
 }
 
+// A one-off question without editing the scenario: its workload from flags.
+TEST(Cli, RunTakesTheWorkloadFromFlags) {
+  const std::string out = testsupport::fresh_dir("workload-flags");
+  const auto r = run_cli("run --quiet " + kScenarios +
+                         "/default.json --requests 3 --prompt-tokens 64 --output-tokens 8 --concurrency 2 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto report = nlohmann::json::parse(read_file(out + "/report.json"));
+  EXPECT_EQ(report["summary"]["requests"]["completed"], 3);
+  EXPECT_EQ(report["summary"]["output_tokens"], 24);
+  const auto trace = run_cli("run --quiet " + kScenarios + "/trace-replay.json --prompt-tokens 64 --out " + out);
+  EXPECT_EQ(trace.exit_code, 2) << trace.output;
+  EXPECT_NE(trace.output.find("--prompt-tokens: /: the scenario replays a request trace"), std::string::npos)
+      << trace.output;
+}
+
 TEST(Cli, UnknownModelExitsTwoListingKnownModels) {
   auto j = nlohmann::json::parse(read_file(kScenarios + "/default.json"));
   j["model"]["name"] = "qwen9-1t";
