@@ -88,6 +88,12 @@ int launch(const LaunchOptions& o) {
   const bool switched = (stack_failure.armed() || packet_loss.armed()) && !o.rdma_device.empty();
   const std::string log = out + "/applied-faults.jsonl";
   if (switched) std::ofstream(log, std::ios::trunc) << "";
+  const bool same_machine = o.local > 0 || !o.exec_prefix.empty();
+  if (const auto cores = std::thread::hardware_concurrency(); same_machine && cluster.world() > static_cast<int>(cores))
+    fmt::print(stderr,
+               "launch: {} ranks share this machine's {} cores: they wait for each other's computing, so the "
+               "timings run slower than on machines of their own\n",
+               cluster.world(), cores);
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < cluster.world(); ++r) {
     std::vector<std::string> node = node_argv(r, cluster_file, o.scenario, out, o.cards);
@@ -98,7 +104,6 @@ int launch(const LaunchOptions& o) {
     }
     if (r == 0 && !ports.fds.empty())
       node.insert(node.end(), {"--listen-fds", fmt::format("{},{}", ports.fds[0], ports.fds[1])});
-    const bool same_machine = o.local > 0 || !o.exec_prefix.empty();
     if (has_cores_to_spare(cluster, r, same_machine)) node.push_back("--busy-wait");
     // Here every rank is on this machine, whatever host names the cluster file gives: they share its cores.
     const int threads = o.threads > 0                      ? o.threads

@@ -40,6 +40,7 @@ int report_run(const LoadedScenario& l, const engine::RunResult& result, const s
                const std::string& clock, const std::string& junit_file) {
   const engine::Scenario& s = l.scenario;
   auto report = engine::build_report(s, l.catalog, l.plan, l.profile.name, result, s.seed);
+  report["clock"] = clock;  // the renderers say "simulated time" or "elapsed time (real processes)"
   const auto checks = engine::check_expectations(s, report);
   const std::string dir = out_dir.empty() ? "reports/out/" + s.name : out_dir;
   engine::write_reports(dir, report, engine::render_trace(s, l.plan, result));

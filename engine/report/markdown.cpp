@@ -76,7 +76,8 @@ std::string render_markdown(const ordered_json& report) {
             fmt::format("{} / {} ({} failed, {} retried)", req.at("completed").get<int>(), req.at("total").get<int>(),
                         req.at("failed").get<int>(), req.at("retried").get<int>())});
   row(out, {"output tokens", std::to_string(sum.at("output_tokens").get<std::uint64_t>())});
-  row(out, {"simulated time", num(sum.at("simulated_s")) + " s"});
+  row(out, {report.value("clock", "simulated") == "elapsed" ? "elapsed time (real processes)" : "simulated time",
+            num(sum.at("simulated_s")) + " s"});
   row(out, {"uptime (could serve)",
             fmt::format("{} ({} s out of service)", pct(sum.at("uptime")), num(sum.at("out_of_service_s")))});
   row(out, {"request success", pct(sum.at("request_success"))});

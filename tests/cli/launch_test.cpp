@@ -27,6 +27,7 @@ TEST(Launch, LocalRanksRunTheScenarioToOneReport) {
   const auto r = testsupport::run_cli("launch --local 2 " + scenario + " --out " + dir + "/out --timeout 60");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("[rank 0] launch-local: decode"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("ranks share this machine's"), std::string::npos) << "2 ranks, never fewer than 2 cores";
   const json report = read_report(dir + "/out");
   EXPECT_EQ(report["summary"]["requests"]["completed"], 2);
   EXPECT_EQ(report["summary"]["output_tokens"], 16);
@@ -239,6 +240,8 @@ TEST(Launch, LocalRefusesFaultsItCannotApplyUnlessToldToIgnoreThem) {
   const auto ignored =
       testsupport::run_cli("launch --local 2 " + scenario + " --ignore-faults --out " + dir + "/out --timeout 60");
   ASSERT_EQ(ignored.exit_code, 0) << ignored.output;
+  EXPECT_NE(ignored.output.find("elapsed"), std::string::npos) << ignored.output;
+  EXPECT_NE(testsupport::read_file(dir + "/out/report.md").find("| elapsed time (real processes) |"), std::string::npos);
   EXPECT_EQ(read_report(dir + "/out")["summary"]["requests"]["completed"], 1);
   const std::string warning = "the scenario's faults are injected in simulation only";
   const auto first = ignored.output.find(warning);
