@@ -14,7 +14,7 @@
 # runs at most its device's max_qp_wr iterations: it sizes its queues by them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-p2p=build/bench/verbs_rank
+rank_bin=build/bench/verbs_rank
 qp=${QP:-uc}
 iters=${ITERS:-5000}
 bytes=${BYTES:-268435456}
@@ -26,7 +26,7 @@ if build/cli/meshinfer --version 2>/dev/null | grep -q "verbs transport not buil
   echo "verbs-bench: the verbs transport is not built here (no rdma-core headers): nothing to measure."
   exit 0
 fi
-[ -x "$p2p" ] || { echo "verbs-bench: $p2p missing: build first (make bench)" >&2; exit 1; }
+[ -x "$rank_bin" ] || { echo "verbs-bench: $rank_bin missing: build first (make bench)" >&2; exit 1; }
 command -v ib_send_bw >/dev/null && command -v ibv_devinfo >/dev/null || scripts/install-deps perftest ibverbs-utils
 if [ "$softrdma" = 1 ]; then
   lib=$PWD/build/hw/softrdma/libsoftrdma.so
@@ -68,7 +68,7 @@ at() {
 if [ "$netns" = 1 ]; then
   devices=(rdma_v1 rdma_v0)
 else
-  devices=("${1:-$([ "$softrdma" = 1 ] && echo rdma_lo || "$p2p" --list | head -n 1)}")
+  devices=("${1:-$([ "$softrdma" = 1 ] && echo rdma_lo || "$rank_bin" --list | head -n 1)}")
   devices+=("${devices[0]}")
 fi
 device=${devices[0]}
@@ -135,9 +135,9 @@ p2p_run() {
   [ "$mode" != bw ] || n=$(( bytes / size > 0 ? bytes / size : 1 ))
   local args=(--host "${addr[0]}" --port "$port" --transport "$transport" --mode "$mode" --qp "$qp" --size "$size"
               --iters "$n" --frame "$frame")
-  at 1 "$p2p" --rank 1 --listen "${addr[1]}" --device "${devices[1]}" "${args[@]}" &
+  at 1 "$rank_bin" --rank 1 --listen "${addr[1]}" --device "${devices[1]}" "${args[@]}" &
   local peer=$!
-  at 0 "$p2p" --rank 0 --listen "${addr[0]}" --device "${devices[0]}" "${args[@]}" | awk '{ print $2 }'
+  at 0 "$rank_bin" --rank 0 --listen "${addr[0]}" --device "${devices[0]}" "${args[@]}" | awk '{ print $2 }'
   wait "$peer"
 }
 
@@ -181,8 +181,8 @@ allreduce_run() {
   port=$(free_port)
   local args=(--world 4 --port "$port" --transport "$transport" --device "$lo_device" --mode allreduce --qp "$qp"
               --size "$size" --iters "$n" --frame "$frame")
-  for r in 1 2 3; do "$p2p" --rank "$r" "${args[@]}" & done
-  "$p2p" --rank 0 "${args[@]}" | awk '{ print $2; print $3 >"/dev/stderr" }' 2>"$log/algorithm"
+  for r in 1 2 3; do "$rank_bin" --rank "$r" "${args[@]}" & done
+  "$rank_bin" --rank 0 "${args[@]}" | awk '{ print $2; print $3 >"/dev/stderr" }' 2>"$log/algorithm"
   wait
 }
 echo
