@@ -228,8 +228,8 @@ void rank(const PlanQuery& q, json& out) {
   }
   out["cheapest_meeting_slo"] = cheapest ? json(*cheapest) : json(nullptr);
   out["fastest"] = fastest ? json(*fastest) : json(nullptr);
-  if (!cheapest && fastest)
-    out["no_candidate_meets_slo"] = "no simulated candidate meets the SLO; each one's verdict says by how much";
+  constexpr const char* kNoneMeetsSlo = "no simulated candidate meets the SLO; each one's verdict says by how much";
+  if (!cheapest && fastest) out["no_candidate_meets_slo"] = kNoneMeetsSlo;
   // Without an SLO every candidate qualifies: the verdicts say cheapest, not "meeting the SLO".
   const std::string meeting = has_slo(q) ? " meeting the SLO" : "";
   json& ranked = out["candidates"];  // again: a key added to `out` moves what `all` pointed into
@@ -237,7 +237,7 @@ void rank(const PlanQuery& q, json& out) {
       cheapest ? fmt::format("the cheapest{}: #{}, {}, {:.0f} USD, {:.2f} decode tok/s under the workload", meeting,
                              *cheapest, describe(ranked[*cheapest]), price(ranked[*cheapest]),
                              decode_speed(ranked[*cheapest]))
-      : fastest ? "no simulated candidate meets the SLO; each one's verdict says by how much"
+      : fastest ? kNoneMeetsSlo
                 : "no candidate could be simulated; plan.json says why each was dropped";
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     json& c = ranked[i];
