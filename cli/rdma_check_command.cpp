@@ -1,7 +1,8 @@
 // meshinfer rdma-check: whether the verbs stack here (Apple's librdma on the
-// Macs, rdma-core or softrdma on Linux) behaves as REFERENCE.md says, rule by
-// rule, on each device; the JSON it writes goes back to correct what
-// softrdma enforces from real observations.
+// Macs, rdma-core or softrdma on Linux) behaves as Apple's documented rules say
+// (docs/reference-facts.md#macos-rdma-over-thunderbolt), rule by rule, on each
+// device; the JSON it writes goes back to correct what softrdma enforces from
+// real observations.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -133,7 +134,7 @@ int rdma_check(const RdmaCheckOptions& o) {
     write_text_file(o.json, report.dump(2) + "\n");
     fmt::print("written: {} (send it back with the macOS version: sw_vers)\n", o.json);
   }
-  fmt::print(table, "{} rule(s) differ from REFERENCE.md, {} not observed\n", differing, unobserved);
+  fmt::print(table, "{} rule(s) differ from Apple's documented rules, {} not observed\n", differing, unobserved);
   return differing > 0 || unobserved > 0 || devices.empty() ? kExitBreach : 0;
 }
 #else

@@ -65,7 +65,7 @@ void all_to_all(const CollectiveContext& c, CollectiveBuffer& buf);
 
 // Closed-form idle-network cost (seconds) of an all-reduce of `bytes` over
 // `n` ranks, where every pair has its own link of `bandwidth` bytes/s and
-// `latency` s (a full mesh of cables, REFERENCE.md's "collective cost models").
+// `latency` s (a full mesh of cables; docs/reference-facts.md#collective-cost-models).
 double all_reduce_cost(AllReduceAlgorithm a, int n, double bytes, double bandwidth, double latency);
 // The cheapest algorithm by that cost; a ring when the mesh is not complete.
 AllReduceAlgorithm choose_all_reduce(int n, double bytes, double bandwidth, double latency, bool full_mesh);

@@ -1,5 +1,5 @@
-// The nodes a tcp-instability fault reboots (REFERENCE.md: TCP over Thunderbolt
-// panicked and rebooted two Macs under load), drawn from the scenario's seed
+// The nodes a tcp-instability fault reboots (TCP over Thunderbolt crashed and
+// rebooted two Macs under load: docs/reference-facts.md#thunderbolt-instability), drawn from the scenario's seed
 // and the fault's time, so the simulator and the netns launcher reboot the same.
 #pragma once
 

@@ -2,7 +2,7 @@
 // launcher points every rank's device at one switch file (SOFTRDMA_FAIL_FILE)
 // and creates it at the fault's time on the run's clock; each rank's device
 // then fails every queue pair and hides itself until the process restarts,
-// as macOS's RDMA stack fails (REFERENCE.md).
+// as macOS's RDMA stack fails (docs/reference-facts.md#thunderbolt-instability).
 #pragma once
 
 #include <optional>

@@ -19,7 +19,7 @@ std::unique_ptr<sg4::Engine> make_engine() {
   int argc = 1;
   auto engine = std::make_unique<sg4::Engine>(&argc, argv);
   xbt_log_control_set("root.thresh:critical");
-  // REFERENCE.md: LV08's default factors distort latency (x13.01) and
+  // docs/reference-facts.md#simgrid-notes: LV08's default factors distort latency (x13.01) and
   // bandwidth (x0.97), and TCP windowing caps flows at gamma / (2 latency).
   // Every figure comes from the link cards instead.
   sg4::Engine::set_config("network/latency-factor:1");

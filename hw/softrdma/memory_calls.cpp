@@ -50,7 +50,8 @@ SOFTRDMA_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, 
     refuse("ibv_reg_mr", EINVAL, "REMOTE_WRITE without LOCAL_WRITE");
     return nullptr;
   }
-  // macOS's librdma refuses a region registered with LOCAL_WRITE alone (REFERENCE.md, Apple RDMA rules).
+  // macOS's librdma refuses a region registered with LOCAL_WRITE alone
+  // (docs/reference-facts.md#macos-rdma-over-thunderbolt).
   if ((access & kKnown & ~IBV_ACCESS_RELAXED_ORDERING) == IBV_ACCESS_LOCAL_WRITE && !config().allow_local_write_mr) {
     refuse("ibv_reg_mr", EINVAL,
            "LOCAL_WRITE alone, as macOS refuses it; add REMOTE_READ or REMOTE_WRITE "

@@ -25,7 +25,8 @@
 namespace softrdma {
 
 inline constexpr int kGidCount = 2;      // index 0 link-local, index 1 IPv4-mapped (RoCE v2)
-inline constexpr int kIpv4GidIndex = 1;  // the one macOS says to use (REFERENCE.md)
+// kIpv4GidIndex is the one macOS says to use (docs/reference-facts.md#macos-rdma-over-thunderbolt).
+inline constexpr int kIpv4GidIndex = 1;
 inline constexpr int kMaxQpsPerContext = 255;
 inline constexpr std::uint32_t kMaxInline = 256;
 

@@ -58,7 +58,8 @@ int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad) {
     if (stack_failed()) fail_context(*ctx);
     for (std::size_t n = 0; wr && !err; wr = wr->next, ++n) {
       if (q->state != IBV_QPS_RTS) err = refuse("ibv_post_send", EINVAL, "the queue pair is not in RTS");
-      // macOS offers two-sided SEND/RECV only: no RDMA WRITE or READ, no atomics (REFERENCE.md).
+      // macOS offers two-sided SEND/RECV only: no RDMA WRITE or READ, no atomics
+      // (docs/reference-facts.md#macos-rdma-over-thunderbolt).
       else if (wr->opcode != IBV_WR_SEND)
         err = refuse("ibv_post_send", EOPNOTSUPP, "only IBV_WR_SEND exists on macOS's RDMA stack");
       std::span<const std::byte> message;
@@ -73,8 +74,8 @@ int post_send(ibv_qp* q, ibv_send_wr* wr, ibv_send_wr** bad) {
       const std::size_t mtu = mtu_bytes(qp->path_mtu);
       const std::size_t packets = message.empty() ? 1 : (message.size() + mtu - 1) / mtu;
       // A frame over the stack's maximum (4 KiB on macOS 26.2, up to 512 KiB on
-      // 26.3; REFERENCE.md), or sent while the port is DOWN, never reaches the
-      // peer, and UC tells nobody.
+      // 26.3; docs/reference-facts.md#macos-rdma-over-thunderbolt), or sent while the port is
+      // DOWN, never reaches the peer, and UC tells nobody.
       if (message.size() <= config().max_frame && !ctx->port_down) sends.push_back({message, qp->sq_psn});
       qp->sq_psn = static_cast<std::uint32_t>((qp->sq_psn + packets) & 0xffffff);
       if (qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED)) {
@@ -100,7 +101,7 @@ int post_recv(ibv_qp* q, ibv_recv_wr* wr, ibv_recv_wr** bad) {
     int err = 0;
     if (q->state == IBV_QPS_RESET || q->state == IBV_QPS_ERR)
       err = refuse("ibv_post_recv", EINVAL, "the queue pair is in RESET or ERR");
-    // macOS refuses ibv_post_recv before the QP reaches RTS (REFERENCE.md).
+    // macOS refuses ibv_post_recv before the QP reaches RTS (docs/reference-facts.md#macos-rdma-over-thunderbolt).
     else if (q->state != IBV_QPS_RTS && !config().allow_recv_before_rts)
       err = refuse("ibv_post_recv", EINVAL,
                    "posted before RTS, as macOS refuses it (SOFTRDMA_ALLOW=recv-before-rts lifts this)");

@@ -75,7 +75,8 @@ using namespace softrdma;
 extern "C" {
 
 SOFTRDMA_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* init) {
-  // macOS offers UC only; an RC queue pair fails with EOPNOTSUPP (errno 102 there; REFERENCE.md, MLX JACCL reports).
+  // macOS offers UC only; an RC queue pair fails with EOPNOTSUPP (errno 102 there; MLX JACCL reports,
+  // docs/reference-facts.md#what-other-tools-do-on-failure).
   if (init->qp_type != IBV_QPT_UC) {
     refuse("ibv_create_qp", EOPNOTSUPP, "only UC queue pairs exist on macOS's RDMA stack");
     return nullptr;

@@ -1,7 +1,7 @@
 // macOS's RDMA stack failure as a switch: once the file named by
 // SOFTRDMA_FAIL_FILE exists, every queue pair fails and the device is hidden
-// until the process restarts (REFERENCE.md: when RDMA fails, only a restart
-// brings it back). The path is read each time, so a test may set it late.
+// until the process restarts (when RDMA fails, only a restart brings it back:
+// docs/reference-facts.md#thunderbolt-instability). The path is read each time, so a test may set it late.
 #pragma once
 
 #include "hw/softrdma/objects.hpp"

@@ -1,5 +1,5 @@
 // The port and GID a queue pair uses on a device, chosen as Apple's rules ask
-// (REFERENCE.md): the first ACTIVE port (not always 1) and its IPv4-mapped GID,
+// (docs/reference-facts.md#macos-rdma-over-thunderbolt): the first ACTIVE port (not always 1) and its IPv4-mapped GID,
 // published only once the interface has an IPv4 address.
 #pragma once
 

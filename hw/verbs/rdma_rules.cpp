@@ -29,7 +29,8 @@ using probe::Side;
 constexpr std::size_t kFrameSizes[] = {4096, 8192, 65536, 524288, 1048576};
 constexpr std::size_t kMacos263Frame = 524288;
 
-// Each rule and what REFERENCE.md says of it, in the order they are reported.
+// Each rule and what Apple's rules say of it (docs/reference-facts.md#macos-rdma-over-thunderbolt),
+// in the order they are reported.
 enum Rule { kIpv4Gid, kUcOnly, kLocalWriteMr, kRecvBeforeRts, kSendRecvOnly, kMtu, kFrameLimit, kRuleCount };
 constexpr std::pair<const char*, const char*> kRules[kRuleCount] = {
     {"ipv4-gid",

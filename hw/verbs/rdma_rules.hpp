@@ -1,5 +1,6 @@
-// Whether a verbs stack behaves as REFERENCE.md says Apple's Thunderbolt RDMA
-// does, rule by rule, observed on one device: two UC queue pairs, each on its
+// Whether a verbs stack behaves as Apple's Thunderbolt RDMA does by its
+// documented rules (docs/reference-facts.md#macos-rdma-over-thunderbolt), rule
+// by rule, observed on one device: two UC queue pairs, each on its
 // own context as two processes would hold them, talk to each other. The kit a
 // user runs on the real Macs (meshinfer rdma-check); doctor's bundle reuses it.
 #pragma once
@@ -16,7 +17,7 @@ enum class Verdict { kAsDocumented, kDiffers, kNotObserved };
 
 struct RuleResult {
   std::string rule;      // "uc-only", "frame-limit", ...
-  std::string expected;  // what REFERENCE.md says, in a sentence
+  std::string expected;  // what the documented rules say, in a sentence
   std::string observed;  // what the stack did
   Verdict verdict = Verdict::kNotObserved;
 };

@@ -1,5 +1,5 @@
 // Fixed-stride frames for two-sided SEND/RECV: a SEND and its RECV must cover
-// the same number of frames (REFERENCE.md, macOS RDMA), so every frame is
+// the same number of frames (docs/reference-facts.md#macos-rdma-over-thunderbolt), so every frame is
 // exactly `stride` bytes: a header, then up to stride - kFrameHeaderBytes
 // bytes of the peer's message stream (hw/message_stream.hpp), then whatever
 // the ring held. A message may start in one frame and end many frames later,

@@ -16,7 +16,8 @@ namespace hw {
 namespace {
 
 constexpr std::uint64_t kSendBit = 1ull << 63;  // wr_id of a send; wc.opcode is undefined on errors
-// SEND/RECV need LOCAL_WRITE only, but Apple refuses it alone (REFERENCE.md):
+// SEND/RECV need LOCAL_WRITE only, but Apple refuses it alone
+// (docs/reference-facts.md#macos-rdma-over-thunderbolt):
 // REMOTE_READ satisfies it and opens nothing, since UC has no RDMA READ.
 // No REMOTE_WRITE: UC does carry RDMA WRITEs, and no peer should place bytes here.
 constexpr int kMrAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;

@@ -1,6 +1,7 @@
 // One queue pair to one peer on one device: context, PD, CQ, QP and a
 // registered ring of send and receive frames, following rdma-core's
-// rc_pingpong and Apple's rules (REFERENCE.md): the active port is searched,
+// rc_pingpong and Apple's rules (docs/reference-facts.md#macos-rdma-over-thunderbolt):
+// the active port is searched,
 // the IPv4-mapped GID is used, receives are posted only once in RTS, and the
 // QP is destroyed without being moved to ERR.
 #pragma once

@@ -3,12 +3,14 @@
 // Fixtures (tests/engine/fixtures/):
 // - llama-bench-m3-ultra.json: the shape of `llama-bench -o json` (llama.cpp's
 //   tools/llama-bench/llama-bench.cpp, json_printer: one object per test with the
-//   fields of test::get_fields, as of build 7315), written by hand with REFERENCE.md's
-//   pp512 and tg128 figures for Llama 3.2 3B Q4_K_M on one M3 Ultra; the tg128 test at
+//   fields of test::get_fields, as of build 7315), written by hand with the published
+//   pp512 and tg128 figures (docs/reference-facts.md#published-measurements) for
+//   Llama 3.2 3B Q4_K_M on one M3 Ultra; the tg128 test at
 //   depth 4096 (`-d 4096`) is made up to exercise n_depth.
 // - mlx-lm-benchmark.txt: what `mlx_lm.benchmark -p 1024 -g 512 -n 5` prints (mlx-lm's
 //   mlx_lm/benchmark.py: "Timing with ...", one "Trial" line per trial, "Averages"),
-//   written by hand with the Kimi K2.6 averages REFERENCE.md cites; not captured from a run.
+//   written by hand with the Kimi K2.6 averages docs/reference-facts.md#published-measurements
+//   cites; not captured from a run.
 #include "engine/bench_import.hpp"
 
 #include <gtest/gtest.h>

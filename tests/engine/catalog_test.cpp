@@ -1,5 +1,5 @@
 // Catalog cards and derived figures, checked against arithmetic written out
-// here from the published architectures (REFERENCE.md model table).
+// here from the published architectures (docs/reference-facts.md#model-shapes).
 #include "engine/catalog.hpp"
 
 #include <gtest/gtest.h>
@@ -137,7 +137,7 @@ TEST(CatalogParams, KimiK2IsATrillionWith32bActive) {
   EXPECT_DOUBLE_EQ(active_params(m), dense_layer + 60 * moe_active + embeddings);
   expect_near_rel(total_params(m), 1.03e12, 0.03);  // "~1T"
   expect_near_rel(active_params(m), 32e9, 0.03);
-  // Native int4: the weights must come to 600+ GB (REFERENCE.md).
+  // Native int4: the weights must come to 600+ GB (docs/reference-facts.md#model-shapes).
   const double bytes = weight_bytes(m, m.quant("int4"));
   EXPECT_GT(bytes, 600e9);
   EXPECT_LT(bytes, 650e9);
@@ -264,9 +264,9 @@ TEST(CatalogCards, LinkCardsLoadInSiUnits) {
   EXPECT_EQ(cat().link_names().size(), 5u);
 }
 
-// The card holds REFERENCE.md's Mac-to-Mac UC verbs figures ("Newer link figures"): a 64 B message's one-way
-// 4.15 us is its latency; 4 KiB takes 4.6 us, and so does anything smaller (padded to a 4 KiB frame); 64 KiB
-// crosses at 69-75 Gbit/s on top of the latency.
+// The card holds the Mac-to-Mac UC verbs figures (docs/reference-facts.md#mac-to-mac-link-figures): a 64 B
+// message's one-way 4.15 us is its latency; 4 KiB takes 4.6 us, and so does anything smaller (padded to a 4 KiB
+// frame); 64 KiB crosses at 69-75 Gbit/s on top of the latency.
 TEST(CatalogCards, Tb5RdmaTimesMessagesAsThePublishedUcVerbsFigures) {
   const LinkCard& rdma = cat().link("tb5-rdma");
   const auto wire_s = [&](double bytes) { return engine::timed_bytes(rdma, bytes) / rdma.bandwidth; };

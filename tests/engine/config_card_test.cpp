@@ -87,7 +87,8 @@ TEST(ConfigCard, KimiK2ThinkingIsTheCatalogCardWithItsInt4Experts) {
   EXPECT_EQ(q.dense_bits_per_weight, catalog.dense_bits_per_weight);  // all but the routed experts in bf16
   // The ignore list leaves the routed experts alone quantized: 4 bits and a bf16 scale per 32.
   EXPECT_NEAR(routed_expert_bits(card, q), 4.5, 1e-9);
-  // The catalog's 4.7 is this layout's ~594 GB (its note) rounded up to REFERENCE.md's "600+ GB".
+  // The catalog's 4.7 is this layout's ~594 GB (its note) rounded up to the published "600+ GB"
+  // (docs/reference-facts.md#model-shapes).
   EXPECT_NEAR(weight_bytes(card, q) / 1e9, 594.2, 0.1);
   EXPECT_LT(q.bits_per_weight, catalog.bits_per_weight);
   EXPECT_GT(q.bits_per_weight, catalog.bits_per_weight - 0.1);

@@ -1,4 +1,4 @@
-// softrdma refuses what macOS's RDMA stack refuses (REFERENCE.md) and loses
+// softrdma refuses what macOS's RDMA stack refuses (docs/reference-facts.md#macos-rdma-over-thunderbolt) and loses
 // what UC loses, called through libibverbs's API as any client calls it.
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
