@@ -60,7 +60,8 @@ void row_dot(const AffineRows& w, std::int64_t r0, int rows, std::span<const Seg
 }  // namespace
 
 const AffineKernels& scalar_kernels() {
-  static const AffineKernels k{"scalar", row_dot<4>, row_dot<8>, dequant_scalar<4>, dequant_scalar<8>};
+  static const AffineKernels k{"scalar", row_dot<4>, row_dot<8>, rows_one_by_one<row_dot<4>>,
+                               rows_one_by_one<row_dot<8>>, dequant_scalar<4>, dequant_scalar<8>};
   return k;
 }
 
@@ -68,6 +69,7 @@ const AffineKernels& best_kernels() {
   static const AffineKernels& k = [&]() -> const AffineKernels& {
     const char* forced = std::getenv("MESHINFER_KERNELS");
     if (forced && std::string_view(forced) == "scalar") return scalar_kernels();
+    if (const AffineKernels* v = amx_kernels()) return *v;
     if (const AffineKernels* v = avxvnni_kernels()) return *v;
     if (const AffineKernels* v = avx2_kernels()) return *v;
     if (const AffineKernels* v = neon_kernels()) return *v;

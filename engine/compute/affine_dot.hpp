@@ -3,10 +3,11 @@
 // NEON (aarch64), as ggml's and MLX's quantized.cpp keep them. Every variant
 // gives the same results bit for bit, so a run's tokens do not depend on the
 // machine's vector unit:
-// - a row dot (few rows of x: decode) takes x quantized to int8 per segment
-//   as ggml's Q8_0 quantizes activations (quantize_segment), and sums q·xq
-//   in int32: exact, so in any order;
-// - a dequantized value (many rows of x: prefill, then BLAS) is fma(scale, q, bias).
+// - a row dot takes x quantized to int8 per segment as ggml's Q8_0 quantizes
+//   activations (quantize_segment), and sums q·xq in int32: exact, so in any
+//   order; a tile dot (many rows of x: prefill) gives each row of x the row
+//   dot's result, so a token's numbers do not depend on its batch either;
+// - a dequantized value (an embedding lookup) is fma(scale, q, bias).
 #pragma once
 
 #include <algorithm>
@@ -99,12 +100,39 @@ inline void add_segments(const AffineRows& w, std::int64_t r, const Segment* seg
 
 inline float reduce_lanes(const float* l) { return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7])); }
 
+// Rows of x quantized as QuantizedX, for a product with many: row t's
+// values at q + t·cols, its figures per segment at t·segments.
+struct QuantizedRows {
+  const std::int8_t* q;
+  const float* d;
+  const std::int32_t* q_sum;
+  const float* x_sum;
+  int n, cols, segments;
+  QuantizedX row(int t) const {
+    const std::size_t at = static_cast<std::size_t>(t) * segments;
+    return {q + static_cast<std::size_t>(t) * cols, d + at, q_sum + at, x_sum + at};
+  }
+};
+
+// Rows [r0, r0+rows) of w against every row t of x, into out[t·ld, +rows):
+// RowDot's result for each row of x, bit for bit. A kernel with a matrix unit
+// loads each weight group once for many rows of x; the others take them one by one.
+using TileDot = void (*)(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs,
+                         const QuantizedRows& x, float* out, std::int64_t ld);
+
+template <RowDot Dot>
+void rows_one_by_one(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs,
+                     const QuantizedRows& x, float* out, std::int64_t ld) {
+  for (int t = 0; t < x.n; ++t) Dot(w, r0, rows, segs, x.row(t), out + t * ld);
+}
+
 // out[i] = fma(scale, q[first + i], bias) for i < n.
 using Dequant = void (*)(const void* row, std::int64_t first, int n, float scale, float bias, float* out);
 
 struct AffineKernels {
   const char* isa;
   RowDot dot4, dot8;
+  TileDot tile4, tile8;
   Dequant dequant4, dequant8;
 };
 
@@ -121,6 +149,7 @@ void dequant_scalar(const void* row, std::int64_t first, int n, float scale, flo
 const AffineKernels* avx2_kernels();
 const AffineKernels* avxvnni_kernels();
 const AffineKernels* neon_kernels();
+const AffineKernels* amx_kernels();
 
 // The fastest kernels this machine runs (MESHINFER_KERNELS=scalar forces the portable ones).
 const AffineKernels& best_kernels();

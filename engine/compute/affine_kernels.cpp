@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "engine/compute/affine_dot.hpp"
-#include "engine/compute/cpu_ops.hpp"
 #include "engine/compute/thread_pool.hpp"
 
 namespace engine::cpu {
@@ -37,7 +36,7 @@ void dequantize(const AffineKernels& k, const AffineRows& w, std::int64_t r0, in
 }
 
 // Rows per piece of work: fixed by the shape, so any thread count computes the same.
-constexpr int kDotRows = 64, kBlockRows = 256;
+constexpr int kDotRows = 64;
 
 }  // namespace
 
@@ -48,15 +47,6 @@ void affine_linear(std::span<const float> x, int n, const AffineRows& w, int row
   if (n == 0 || rows == 0) return;
   const AffineKernels& k = best_kernels();
   const std::vector<Segment> segs = segments(w, col0, cols);
-  if (n >= kDequantizeFrom) {
-    run_blocks(pool, rows, kBlockRows, [&](int r0, int count) {
-      thread_local std::vector<float> block;  // reused: a fresh one would be page-faulted in every time
-      block.resize(static_cast<std::size_t>(count) * cols);
-      dequantize(k, w, r0, count, segs, cols, block.data());
-      linear_block(x.data(), n, cols, block.data(), cols, count, y.data() + r0, rows, accumulate);
-    });
-    return;
-  }
   // Each input row quantized per segment (affine_dot.hpp), and its Σx per
   // segment for the bias term: done once, shared by every output row.
   const std::size_t ns = segs.size();
@@ -73,14 +63,16 @@ void affine_linear(std::span<const float> x, int n, const AffineRows& w, int row
       for (int i = 0; i < segs[k].count; ++i) sum += x[at + i];
       x_sum[t * ns + k] = sum;
     }
-  const RowDot dot = w.bits == 4 ? k.dot4 : k.dot8;
+  const QuantizedRows xs{xq.data(), d.data(), q_sum.data(), x_sum.data(), n, cols, static_cast<int>(ns)};
+  const TileDot tile = w.bits == 4 ? k.tile4 : k.tile8;
   run_blocks(pool, rows, kDotRows, [&](int r0, int count) {
-    float out[kDotRows];
+    thread_local std::vector<float> out;  // reused: a fresh one would be page-faulted in every time
+    out.resize(static_cast<std::size_t>(n) * count);
+    tile(w, r0, count, segs, xs, out.data(), count);
     for (int t = 0; t < n; ++t) {
-      const std::size_t at = t * ns;
-      dot(w, r0, count, segs, {xq.data() + static_cast<std::size_t>(t) * cols, &d[at], &q_sum[at], &x_sum[at]}, out);
+      const float* ot = out.data() + static_cast<std::size_t>(t) * count;
       float* yt = y.data() + static_cast<std::size_t>(t) * rows + r0;
-      for (int i = 0; i < count; ++i) yt[i] = accumulate ? yt[i] + out[i] : out[i];
+      for (int i = 0; i < count; ++i) yt[i] = accumulate ? yt[i] + ot[i] : ot[i];
     }
   });
 }

@@ -1,13 +1,13 @@
 // MLX affine-quantized matrices computed from their packed words (FORMATS.md
 // section 2.2): w[r, j] = scale[r, g]·q[r, j] + bias[r, g], g = j / group;
 // q packed LSB first, word k of a row holding elements k·(32/bits) + i at
-// shift i·bits. No weight is expanded in memory: a few rows (decode) are
-// dotted from the packed words, Σ_g scale·d·(Σ q·xq) + bias·(Σ x) with x
-// quantized to int8 per group as ggml's Q8_0 dots quantize it (integer dots:
-// the f32 form was bound by converting every weight to float); many
-// (prefill) go through BLAS one block of rows at a time, dequantized into a
-// small buffer. The inner kernels, and their exact order of sums, are in
-// affine_dot.hpp.
+// shift i·bits. No weight is expanded in memory: rows of x are dotted with
+// the packed words, Σ_g scale·d·(Σ q·xq) + bias·(Σ x) with x quantized to
+// int8 per group as ggml's Q8_0 dots quantize it (integer dots: the f32 form
+// was bound by converting every weight to float), one row of x at a time or,
+// with a matrix unit, many (prefill: dequantizing blocks for BLAS's sgemm ran
+// at a third of llama.cpp's Q8_0 prefill). The inner kernels, and their exact
+// order of sums, are in affine_dot.hpp.
 #pragma once
 
 #include <cstdint>
@@ -31,10 +31,6 @@ struct AffineRows {
   std::int64_t row_words = 0, row_groups = 0;
 };
 
-// Inputs from which a product dequantizes blocks of rows for BLAS rather than
-// dotting the packed words, one input row at a time.
-inline constexpr int kDequantizeFrom = 16;
-
 // y[n x rows] (+)= x[n x cols] · Wᵀ, W the stored columns [col0, col0+cols) of
 // `rows` rows, on `pool`'s threads (none: this thread alone; the result is the same).
 void affine_linear(std::span<const float> x, int n, const AffineRows& w, int rows, std::int64_t col0, int cols,
@@ -43,7 +39,7 @@ void affine_linear(std::span<const float> x, int n, const AffineRows& w, int row
 // Stored row r, columns [col0, col0+cols), as floats (an embedding lookup).
 void affine_row(const AffineRows& w, std::int64_t r, std::int64_t col0, int cols, std::span<float> out);
 
-// The vector unit the kernels use here: "avx2", "neon" or "scalar".
+// The vector unit the kernels use here: "amx", "avx-vnni", "avx2", "neon" or "scalar".
 const char* affine_kernel_isa();
 
 }  // namespace engine::cpu

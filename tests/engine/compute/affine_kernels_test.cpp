@@ -71,13 +71,13 @@ Packed pack(int rows, int in, int bits, int group, ScaleType type, unsigned seed
   return p;
 }
 
-// A few rows of x (decode) are quantized to int8 per group (affine_dot.hpp):
-// each x is off by at most half its group's step max|x|/127, which only the
-// scale·q part multiplies (the bias takes the exact Σx). Many rows (prefill)
-// go through f32.
+// Rows of x are quantized to int8 per group (affine_dot.hpp): each x is off
+// by at most half its group's step max|x|/127, which only the scale·q part
+// multiplies (the bias takes the exact Σx). A few rows (decode) and many
+// (prefill: tiles of 16 on a matrix unit) alike.
 TEST(AffineKernels, LinearAndRowMatchTheDequantizedMatrix) {
   const int rows = 5, in = 256;
-  for (const int n : {3, engine::cpu::kDequantizeFrom})
+  for (const int n : {3, 17})
     for (const int bits : {4, 8})
       for (const int group : {32, 64, 128})
         for (const ScaleType type : {ScaleType::kF32, ScaleType::kBF16, ScaleType::kF16}) {
@@ -91,9 +91,8 @@ TEST(AffineKernels, LinearAndRowMatchTheDequantizedMatrix) {
           engine::cpu::affine_linear(x, n, p.rows, rows, col0, cols, y, /*accumulate=*/true);
           for (int t = 0; t < n; ++t) {
             std::vector<double> step(in / group);  // half the quantization step of each group
-            if (n < engine::cpu::kDequantizeFrom)
-              for (int i = 0; i < cols; ++i)
-                step[(col0 + i) / group] = std::max(step[(col0 + i) / group], std::fabs(double(x[t * cols + i])) / 127 / 2);
+            for (int i = 0; i < cols; ++i)
+              step[(col0 + i) / group] = std::max(step[(col0 + i) / group], std::fabs(double(x[t * cols + i])) / 127 / 2);
             for (int r = 0; r < rows; ++r) {
               double want = 1.0, bound = 1e-3;
               for (int i = 0; i < cols; ++i) {

@@ -1,7 +1,7 @@
-// The vector kernels (AVX2 and AVX-VNNI here, NEON on aarch64) against the
-// scalar ones on random packed matrices: equal bit for bit, for whole groups
-// and for column blocks cut inside groups. And a product on several threads
-// equals the one-thread product bit for bit.
+// The vector kernels (AVX2, AVX-VNNI and AMX here, NEON on aarch64) against
+// the scalar ones on random packed matrices: equal bit for bit, for whole
+// groups and for column blocks cut inside groups. And a product on several
+// threads equals the one-thread product bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -87,7 +87,7 @@ Quantized quantize(const std::vector<float>& x, const std::vector<Segment>& segs
 
 std::vector<const AffineKernels*> vector_kernels() {
   std::vector<const AffineKernels*> out;
-  for (const AffineKernels* k : {avx2_kernels(), avxvnni_kernels(), neon_kernels()})
+  for (const AffineKernels* k : {avx2_kernels(), avxvnni_kernels(), amx_kernels(), neon_kernels()})
     if (k) out.push_back(k);
   return out;
 }
@@ -135,6 +135,59 @@ TEST(AffineSimd, RowDotsAndDequantizationEqualTheScalarKernels) {
             EXPECT_EQ(a, b) << k->isa << ' ' << bits << "-bit, segment at " << s.first;
           }
         }
+}
+
+// Rows of x quantized one after the other, as affine_linear hands them to the tile dots.
+struct QuantizedMany {
+  std::vector<Quantized> rows;
+  std::vector<std::int8_t> q;
+  std::vector<float> d, x_sum;
+  std::vector<std::int32_t> q_sum;
+  QuantizedRows view(int cols) const {
+    return {q.data(), d.data(), q_sum.data(), x_sum.data(), static_cast<int>(rows.size()), cols,
+            static_cast<int>(d.size() / rows.size())};
+  }
+};
+
+QuantizedMany quantize_rows(const std::vector<float>& x, int n, const std::vector<Segment>& segs) {
+  QuantizedMany out;
+  const std::size_t cols = x.size() / n;
+  for (int t = 0; t < n; ++t) {
+    const Quantized r = quantize({x.begin() + t * cols, x.begin() + (t + 1) * cols}, segs);
+    out.q.insert(out.q.end(), r.q.begin(), r.q.end());
+    out.d.insert(out.d.end(), r.d.begin(), r.d.end());
+    out.x_sum.insert(out.x_sum.end(), r.x_sum.begin(), r.x_sum.end());
+    out.q_sum.insert(out.q_sum.end(), r.q_sum.begin(), r.q_sum.end());
+    out.rows.push_back(r);
+  }
+  return out;
+}
+
+// A tile dot gives each row of x the scalar row dot's result, bit for bit:
+// whole tiles of 16 by 16 (AMX's), the rows of each left over, and blocks of
+// columns a matrix unit does not take (groups of 32, cuts inside groups).
+TEST(AffineSimd, TileDotsEqualTheScalarRowDots) {
+  auto kernels = vector_kernels();
+  kernels.push_back(&scalar_kernels());
+  const AffineKernels& scalar = scalar_kernels();
+  const int all_rows = 40, r0 = 3, rows = 35, n = 35, in = 512;
+  for (const int bits : {4, 8})
+    for (const int group : {32, 64, 128})
+      for (const auto& [col0, cols] : {std::pair{0, in}, {64, 320}, {40, 150}}) {
+        const Random m = random_rows(all_rows, in, bits, group, bits * 10 + group + col0);
+        const std::vector<float> x = random_floats(static_cast<std::size_t>(n) * cols, 11 + col0);
+        const std::vector<Segment> segs = cut(group, col0, cols);
+        const QuantizedMany xq = quantize_rows(x, n, segs);
+        std::vector<float> want(static_cast<std::size_t>(n) * rows);
+        for (int t = 0; t < n; ++t)
+          (bits == 4 ? scalar.dot4 : scalar.dot8)(m.rows, r0, rows, segs, xq.rows[t].view(), want.data() + t * rows);
+        for (const AffineKernels* k : kernels) {
+          std::vector<float> got(want.size(), -1.0f);
+          (bits == 4 ? k->tile4 : k->tile8)(m.rows, r0, rows, segs, xq.view(cols), got.data(), rows);
+          EXPECT_EQ(got, want) << k->isa << ' ' << bits << "-bit, groups of " << group << ", columns " << col0 << "+"
+                               << cols;
+        }
+      }
 }
 
 // x/d rounded to nearest, ties to even (as nearbyint), d = max|x|/127.
@@ -190,7 +243,7 @@ TEST(AffineSimd, ThreadsDoNotChangeABit) {
   ThreadPool pool(3);
   const int in = 512;
   for (const int rows : {64, 200, 700})
-    for (const int n : {1, 3, kDequantizeFrom + 1}) {
+    for (const int n : {1, 3, 40}) {
       const std::vector<float> x = random_floats(static_cast<std::size_t>(n) * in, rows + n);
       const std::vector<float> w = random_floats(static_cast<std::size_t>(rows) * in, rows);
       std::vector<float> one(static_cast<std::size_t>(n) * rows, 0.5f), many = one;
