@@ -61,12 +61,25 @@ inline std::uint32_t packed(const void* row, std::int64_t j) {
 }
 
 // x's values in one segment as int8, xq = round(x/d) with d = max|x|/127
-// (zero for an all-zero segment), and Σxq.
+// (zero for an all-zero segment), and Σxq. Rounded to nearest, ties to even,
+// as nearbyint in the default mode: |x/d| <= 127, and adding then
+// subtracting kRound = 1.5·2^23 leaves no fraction.
 struct QuantizedSegment {
   float d;
   std::int32_t sum;
 };
+inline constexpr float kRound = 12582912.0f;
 QuantizedSegment quantize_segment(const float* x, int n, std::int8_t* xq);
+using Quantize = QuantizedSegment (*)(const float* x, int n, std::int8_t* xq);
+
+// d, and the 1/d the values are multiplied by, for a segment whose largest |x| is amax.
+struct Step {
+  float d, inverse;
+};
+inline Step step_of(float amax) {
+  const float d = amax / 127;
+  return {d, d > 0 ? 1 / d : 0};
+}
 
 // A row of x as the row dots take it: per segment k, its values quantized
 // (q, at the segment's offset), d[k] and q_sum[k] (QuantizedSegment), and
@@ -131,6 +144,7 @@ using Dequant = void (*)(const void* row, std::int64_t first, int n, float scale
 
 struct AffineKernels {
   const char* isa;
+  Quantize quantize;
   RowDot dot4, dot8;
   TileDot tile4, tile8;
   Dequant dequant4, dequant8;

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <vector>
 #if !defined(__clang__)
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*, which its flow analysis takes for a read.
@@ -28,13 +29,15 @@ namespace {
 constexpr int kTile = 16;  // weight rows, and rows of x, of a tile
 constexpr int kStep = 64;  // columns of one TDPBSUD
 
-// Tile 0: Σ q·xq, [16 rows of x][16 weight rows] int32; tile 1: x, [16 rows][64 columns] int8;
-// tile 2: q, 64 columns of 16 weight rows in AMX's layout (see pack_weights).
+// Tiles 0-3: Σ q·xq, [16 rows of x][16 weight rows] int32; 4 and 5: x,
+// [16 rows][64 columns] int8; 6 and 7: q, 64 columns of 16 weight rows in
+// AMX's layout (see pack_weights). All 16 rows of 64 bytes.
 struct alignas(64) TileConfig {
   std::uint8_t palette = 1, start_row = 0, reserved[14] = {};
-  std::uint16_t colsb[16] = {kTile * 4, kStep, kTile * 4};
-  std::uint8_t rows[16] = {kTile, kTile, kStep / 4};
+  std::uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  std::uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
 };
+static_assert(kTile * 4 == 64 && kStep == 64 && kStep / 4 == kTile);
 
 // The vector kernels this file leaves the rest to.
 const AffineKernels& base() {
@@ -75,47 +78,88 @@ MESHINFER_AMX void pack_weights(const AffineRows& w, std::int64_t r, std::span<c
     }
 }
 
-// Rows [0, n) of x with each 8 columns in the order 0, 2, 4, 6, 1, 3, 5, 7 (4 bits, see pack_weights).
-MESHINFER_AMX const std::int8_t* permute_x(const QuantizedRows& x, int n) {
+// Rows [0, n) of x (n a multiple of 16) as TDPBSUD's first operand: for
+// each 16 rows, each 64 columns as 1 KB in a row. The rows a tile load
+// gathered from their place, `cols` bytes apart, fell on few cache sets and
+// evicted each other. 4 bits: each 8 columns in the order 0, 2, 4, 6, 1, 3,
+// 5, 7 (see pack_weights).
+template <int Bits>
+MESHINFER_AMX const std::int8_t* pack_x(const QuantizedRows& x, int n) {
   thread_local std::vector<std::int8_t> out;
   out.resize(static_cast<std::size_t>(n) * x.cols);
   const __m512i order = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15));
-  for (std::size_t i = 0; i < out.size(); i += 64)
-    _mm512_storeu_si512(out.data() + i, _mm512_shuffle_epi8(_mm512_loadu_si512(x.q + i), order));
+  for (int t = 0; t < n; ++t) {  // x read in order, for the prefetcher
+    std::int8_t* p = out.data() + static_cast<std::size_t>(t / kTile) * kTile * x.cols + (t % kTile) * kStep;
+    for (int c = 0; c < x.cols; c += kStep, p += kStep * kTile) {
+      const __m512i v = _mm512_loadu_si512(x.q + static_cast<std::size_t>(t) * x.cols + c);
+      _mm512_storeu_si512(p, Bits == 4 ? _mm512_shuffle_epi8(v, order) : v);
+    }
+  }
   return out.data();
 }
 
+// v = scale·(d·Σq·xq) + bias·Σx of segment k for 16 weight rows and one row of x.
+MESHINFER_AMX inline __m512 segment_v(const QuantizedX& x, int k, const std::int32_t* sums, const float* scales,
+                                      const float* biases) {
+  const __m512 dq = _mm512_mul_ps(_mm512_set1_ps(x.d[k]), _mm512_cvtepi32_ps(_mm512_loadu_si512(sums)));
+  return _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(scales + kTile * k), dq),
+                       _mm512_mul_ps(_mm512_loadu_ps(biases + kTile * k), _mm512_set1_ps(x.x_sum[k])));
+}
+
 // Rows [r, r+16) of w against rows [t0, t0+16) of x, into out (rows of x
-// `ld` apart): per segment k, its steps summed in tile 0, then each pair's
-// v = scale·(d·Σq·xq) + bias·Σx added to its lane k mod 8, and the lanes
-// reduced, as affine_dot.hpp orders them.
+// `ld` apart): first every segment's Σ q·xq (x and q in pack_x's and
+// pack_weights's layouts), 4 segments at a time in tiles 0-3, loading x and
+// q through tiles 4 and 6, then 5 and 7, so that storing a sum waits on a
+// TDPBSUD issued 3 before, not on the one just issued (which took most of
+// the time); then per row of x, each segment k's v added to its lane k mod
+// 8 and the lanes reduced, as affine_dot.hpp orders them, in registers.
 MESHINFER_AMX void tile16(std::span<const Segment> segs, const QuantizedRows& x, const std::int8_t* xq, int t0,
-                          const std::uint8_t* q, const float* scales, const float* biases, float* out,
-                          std::int64_t ld) {
-  alignas(64) float lanes[kLanes][kTile][kTile] = {};
-  alignas(64) std::int32_t sums[kTile][kTile];
-  const std::int8_t* x0 = xq + static_cast<std::size_t>(t0) * x.cols;
-  for (int k = 0; k < x.segments; ++k) {
-    const Segment& s = segs[k];
+                          const std::uint8_t* q, const float* scales, const float* biases, std::int32_t* sums,
+                          float* out, std::int64_t ld) {
+  constexpr int kSums = kTile * kTile, kBytes = kStep * kTile;
+  const std::int8_t* xt = xq + static_cast<std::size_t>(t0) * x.cols;
+  const int ns = x.segments;
+  for (int k = 0; k < ns; k += 4) {
     _tile_zero(0);
-    for (int e = 0; e < s.count; e += kStep, q += kStep * kTile) {
-      _tile_loadd(1, x0 + s.offset + e, x.cols);
-      _tile_loadd(2, q, kTile * 4);
-      _tile_dpbsud(0, 1, 2);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (int e = 0; e < segs[k].count; e += kStep, q += kBytes) {
+      _tile_loadd(4, xt + (segs[k].offset + e) * kTile, kStep);
+      _tile_loadd(6, q, kTile * 4);
+      _tile_dpbsud(0, 4, 6);
     }
-    _tile_stored(0, sums, kTile * 4);
-    const __m512 scale = _mm512_loadu_ps(scales + kTile * k), bias = _mm512_loadu_ps(biases + kTile * k);
-    for (int t = 0; t < kTile; ++t) {
-      const QuantizedX xt = x.row(t0 + t);
-      const __m512 dq = _mm512_mul_ps(_mm512_set1_ps(xt.d[k]), _mm512_cvtepi32_ps(_mm512_load_si512(sums[t])));
-      const __m512 v = _mm512_add_ps(_mm512_mul_ps(scale, dq), _mm512_mul_ps(bias, _mm512_set1_ps(xt.x_sum[k])));
-      float* l = lanes[k % kLanes][t];
-      _mm512_store_ps(l, _mm512_add_ps(_mm512_load_ps(l), v));
+    for (int e = 0; k + 1 < ns && e < segs[k + 1].count; e += kStep, q += kBytes) {
+      _tile_loadd(5, xt + (segs[k + 1].offset + e) * kTile, kStep);
+      _tile_loadd(7, q, kTile * 4);
+      _tile_dpbsud(1, 5, 7);
     }
+    for (int e = 0; k + 2 < ns && e < segs[k + 2].count; e += kStep, q += kBytes) {
+      _tile_loadd(4, xt + (segs[k + 2].offset + e) * kTile, kStep);
+      _tile_loadd(6, q, kTile * 4);
+      _tile_dpbsud(2, 4, 6);
+    }
+    for (int e = 0; k + 3 < ns && e < segs[k + 3].count; e += kStep, q += kBytes) {
+      _tile_loadd(5, xt + (segs[k + 3].offset + e) * kTile, kStep);
+      _tile_loadd(7, q, kTile * 4);
+      _tile_dpbsud(3, 5, 7);
+    }
+    _tile_stored(0, sums + kSums * k, kTile * 4);
+    if (k + 1 < ns) _tile_stored(1, sums + kSums * (k + 1), kTile * 4);
+    if (k + 2 < ns) _tile_stored(2, sums + kSums * (k + 2), kTile * 4);
+    if (k + 3 < ns) _tile_stored(3, sums + kSums * (k + 3), kTile * 4);
   }
   for (int t = 0; t < kTile; ++t) {
+    const QuantizedX xr = x.row(t0 + t);
+    const std::int32_t* st = sums + t * kTile;
     __m512 l[kLanes];
-    for (int j = 0; j < kLanes; ++j) l[j] = _mm512_load_ps(lanes[j][t]);
+#pragma GCC unroll 8
+    for (int j = 0; j < kLanes; ++j) l[j] = _mm512_setzero_ps();
+    for (int k = 0; k < ns; k += kLanes) {
+#pragma GCC unroll 8
+      for (int j = 0; j < kLanes; ++j)
+        if (k + j < ns) l[j] = _mm512_add_ps(l[j], segment_v(xr, k + j, st + kSums * (k + j), scales, biases));
+    }
     const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6])),
                                      _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7])));
     _mm512_storeu_ps(out + (t0 + t) * ld, sum);
@@ -137,12 +181,14 @@ MESHINFER_AMX void tile_dot(const AffineRows& w, std::int64_t r0, int rows, std:
   if (tiled_rows == 0 || tiled_n == 0) return;
   static const TileConfig config;
   _tile_loadconfig(&config);
-  const std::int8_t* xq = Bits == 4 ? permute_x(x, tiled_n) : x.q;
+  const std::int8_t* xq = pack_x<Bits>(x, tiled_n);
   thread_local std::vector<std::uint8_t> q;
   thread_local std::vector<float> scales, biases;
+  thread_local std::vector<std::int32_t> sums;
   q.resize(static_cast<std::size_t>(x.cols) * kTile);
   scales.resize(static_cast<std::size_t>(x.segments) * kTile);
   biases.resize(scales.size());
+  sums.resize(static_cast<std::size_t>(x.segments) * kTile * kTile);
   for (std::int64_t r = r0; r < r0 + tiled_rows; r += kTile) {
     pack_weights<Bits>(w, r, segs, q.data());
     for (int k = 0; k < x.segments; ++k)
@@ -151,8 +197,9 @@ MESHINFER_AMX void tile_dot(const AffineRows& w, std::int64_t r0, int rows, std:
         scales[kTile * k + i] = load_scale(w.scales, w.scale_type, g);
         biases[kTile * k + i] = load_scale(w.biases, w.scale_type, g);
       }
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // GCC's tile loads are asm that names no memory
     for (int t0 = 0; t0 < tiled_n; t0 += kTile)
-      tile16(segs, x, xq, t0, q.data(), scales.data(), biases.data(), out + (r - r0), ld);
+      tile16(segs, x, xq, t0, q.data(), scales.data(), biases.data(), sums.data(), out + (r - r0), ld);
   }
   _tile_release();
 }
@@ -176,8 +223,8 @@ const AffineKernels* amx_kernels() {
   static const bool usable = avx2_kernels() && __builtin_cpu_supports("avx512f") &&
                              __builtin_cpu_supports("avx512bw") && has_amx() && amx_permitted();
   if (!usable) return nullptr;
-  static const AffineKernels k{"amx",       base().dot4, base().dot8, tile_dot<4>, tile_dot<8>,
-                               base().dequant4, base().dequant8};
+  static const AffineKernels k{"amx",       base().quantize, base().dot4,     base().dot8,
+                               tile_dot<4>, tile_dot<8>,     base().dequant4, base().dequant8};
   return &k;
 }
 

@@ -45,6 +45,27 @@ MESHINFER_AVX2 inline __m256i dot32(__m256i acc, __m256i q, __m256i x, bool eigh
 
 #include "engine/compute/affine_dot_x86.hpp"
 
+// quantize_segment 8 values at a time: the same maximum and the same rounding of each value.
+MESHINFER_AVX2 QuantizedSegment quantize(const float* x, int n, std::int8_t* xq) {
+  if (n % kLanes != 0) return quantize_segment(x, n, xq);
+  const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 m = _mm256_setzero_ps();
+  for (int i = 0; i < n; i += kLanes) m = _mm256_max_ps(m, _mm256_and_ps(magnitude, _mm256_loadu_ps(x + i)));
+  alignas(32) float l[kLanes];
+  _mm256_store_ps(l, m);
+  const Step step = step_of(*std::max_element(l, l + kLanes));
+  const __m256 inverse = _mm256_set1_ps(step.inverse), round = _mm256_set1_ps(kRound);
+  __m256i sum = _mm256_setzero_si256();
+  for (int i = 0; i < n; i += kLanes) {
+    const __m256 r = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), inverse), round), round);
+    const __m256i q = _mm256_cvttps_epi32(r);
+    sum = _mm256_add_epi32(sum, q);
+    const __m128i q16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));  // |q| <= 127
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(xq + i), _mm_packs_epi16(q16, q16));
+  }
+  return {step.d, hsum(sum)};
+}
+
 template <int Bits>
 MESHINFER_AVX2 void dequant(const void* row, std::int64_t first, int n, float scale, float bias, float* out) {
   if (first % kLanes != 0 || n % kLanes != 0) return dequant_scalar<Bits>(row, first, n, scale, bias, out);
@@ -56,8 +77,9 @@ MESHINFER_AVX2 void dequant(const void* row, std::int64_t first, int n, float sc
 }  // namespace
 
 const AffineKernels* avx2_kernels() {
-  static const AffineKernels k{"avx2", row_dot<4>, row_dot<8>, rows_one_by_one<row_dot<4>>, rows_one_by_one<row_dot<8>>,
-                               dequant<4>, dequant<8>};
+  static const AffineKernels k{
+      "avx2",     quantize,  row_dot<4>, row_dot<8>, rows_one_by_one<row_dot<4>>, rows_one_by_one<row_dot<8>>,
+      dequant<4>, dequant<8>};
   static const bool usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return usable ? &k : nullptr;
 }

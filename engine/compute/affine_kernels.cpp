@@ -35,8 +35,10 @@ void dequantize(const AffineKernels& k, const AffineRows& w, std::int64_t r0, in
   }
 }
 
-// Rows per piece of work: fixed by the shape, so any thread count computes the same.
-constexpr int kDotRows = 64;
+// Rows per piece of work (each row's result is the same in any piece): a
+// few for decode, to share one pass over the weights among threads; more
+// for many rows of x, which a tile dot prepares once per piece.
+constexpr int kDotRows = 64, kTileRows = 256, kQuantizeRows = 16;
 
 }  // namespace
 
@@ -45,34 +47,45 @@ const char* affine_kernel_isa() { return best_kernels().isa; }
 void affine_linear(std::span<const float> x, int n, const AffineRows& w, int rows, std::int64_t col0, int cols,
                    std::span<float> y, bool accumulate, ThreadPool* pool) {
   if (n == 0 || rows == 0) return;
-  const AffineKernels& k = best_kernels();
+  const AffineKernels& kernels = best_kernels();
   const std::vector<Segment> segs = segments(w, col0, cols);
   // Each input row quantized per segment (affine_dot.hpp), and its Σx per
-  // segment for the bias term: done once, shared by every output row.
+  // segment for the bias term: done once, shared by every output row; on the
+  // pool, as a prefill's rows took a tenth of its time on one thread.
   const std::size_t ns = segs.size();
   std::vector<std::int8_t> xq(static_cast<std::size_t>(n) * cols);
   std::vector<float> d(ns * n), x_sum(ns * n);
   std::vector<std::int32_t> q_sum(ns * n);
-  for (int t = 0; t < n; ++t)
-    for (std::size_t k = 0; k < ns; ++k) {
-      const std::size_t at = static_cast<std::size_t>(t) * cols + segs[k].offset;
-      const QuantizedSegment q = quantize_segment(x.data() + at, segs[k].count, xq.data() + at);
-      d[t * ns + k] = q.d;
-      q_sum[t * ns + k] = q.sum;
-      float sum = 0;
-      for (int i = 0; i < segs[k].count; ++i) sum += x[at + i];
-      x_sum[t * ns + k] = sum;
+  const int widest =
+      std::max_element(segs.begin(), segs.end(), [](auto& a, auto& b) { return a.count < b.count; })->count;
+  run_blocks(pool, n, kQuantizeRows, [&](int t0, int count) {
+    for (int t = t0; t < t0 + count; ++t) {
+      const float* xt = x.data() + static_cast<std::size_t>(t) * cols;
+      float* sum = &x_sum[t * ns];
+      for (std::size_t k = 0; k < ns; ++k) {
+        const QuantizedSegment q = kernels.quantize(xt + segs[k].offset, segs[k].count,
+                                                    xq.data() + static_cast<std::size_t>(t) * cols + segs[k].offset);
+        d[t * ns + k] = q.d;
+        q_sum[t * ns + k] = q.sum;
+        sum[k] = 0;
+      }
+      // Each Σx in order, the segments' side by side: independent sums, not one chain after another.
+      for (int i = 0; i < widest; ++i)
+        for (std::size_t k = 0; k < ns; ++k)
+          if (i < segs[k].count) sum[k] += xt[segs[k].offset + i];
     }
+  });
   const QuantizedRows xs{xq.data(), d.data(), q_sum.data(), x_sum.data(), n, cols, static_cast<int>(ns)};
-  const TileDot tile = w.bits == 4 ? k.tile4 : k.tile8;
-  run_blocks(pool, rows, kDotRows, [&](int r0, int count) {
+  const TileDot tile = w.bits == 4 ? kernels.tile4 : kernels.tile8;
+  run_blocks(pool, rows, n < kQuantizeRows ? kDotRows : kTileRows, [&](int r0, int count) {
+    if (!accumulate) return tile(w, r0, count, segs, xs, y.data() + r0, rows);
     thread_local std::vector<float> out;  // reused: a fresh one would be page-faulted in every time
     out.resize(static_cast<std::size_t>(n) * count);
     tile(w, r0, count, segs, xs, out.data(), count);
     for (int t = 0; t < n; ++t) {
       const float* ot = out.data() + static_cast<std::size_t>(t) * count;
       float* yt = y.data() + static_cast<std::size_t>(t) * rows + r0;
-      for (int i = 0; i < count; ++i) yt[i] = accumulate ? yt[i] + ot[i] : ot[i];
+      for (int i = 0; i < count; ++i) yt[i] += ot[i];
     }
   });
 }

@@ -92,7 +92,8 @@ TEST(AffineKernels, LinearAndRowMatchTheDequantizedMatrix) {
           for (int t = 0; t < n; ++t) {
             std::vector<double> step(in / group);  // half the quantization step of each group
             for (int i = 0; i < cols; ++i)
-              step[(col0 + i) / group] = std::max(step[(col0 + i) / group], std::fabs(double(x[t * cols + i])) / 127 / 2);
+              step[(col0 + i) / group] =
+                  std::max(step[(col0 + i) / group], std::fabs(double(x[t * cols + i])) / 127 / 2);
             for (int r = 0; r < rows; ++r) {
               double want = 1.0, bound = 1e-3;
               for (int i = 0; i < cols; ++i) {

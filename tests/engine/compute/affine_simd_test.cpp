@@ -40,7 +40,8 @@ Random random_rows(int rows, int in, int bits, int group, unsigned seed) {
     m.scales.push_back(bf16(u(rng) * 0.05f));
     m.biases.push_back(bf16(u(rng) * 0.5f));
   }
-  m.rows = {m.words.data(), m.scales.data(), m.biases.data(), ScaleType::kBF16, bits, group, in * bits / 32, in / group};
+  m.rows = {m.words.data(), m.scales.data(), m.biases.data(), ScaleType::kBF16,
+            bits,           group,           in * bits / 32,  in / group};
   return m;
 }
 
@@ -116,7 +117,8 @@ TEST(AffineSimd, RowDotsAndDequantizationEqualTheScalarKernels) {
             f32_biases.push_back(std::bit_cast<float>(std::uint32_t(m.biases[i]) << 16));
           }
           std::vector<std::uint16_t> f16(m.scales.size());
-          for (std::size_t i = 0; i < f16.size(); ++i) f16[i] = static_cast<std::uint16_t>(0x1000 + (i * 7919) % 0x3000);
+          for (std::size_t i = 0; i < f16.size(); ++i)
+            f16[i] = static_cast<std::uint16_t>(0x1000 + (i * 7919) % 0x3000);
           AffineRows as_f32 = m.rows, as_f16 = m.rows;
           as_f32.scales = f32_scales.data(), as_f32.biases = f32_biases.data(), as_f32.scale_type = ScaleType::kF32;
           as_f16.scales = as_f16.biases = f16.data(), as_f16.scale_type = ScaleType::kF16;
@@ -125,8 +127,8 @@ TEST(AffineSimd, RowDotsAndDequantizationEqualTheScalarKernels) {
             (bits == 4 ? scalar.dot4 : scalar.dot8)(w, 0, rows, segs, xq.view(), want.data());
             (bits == 4 ? k->dot4 : k->dot8)(w, 0, rows, segs, xq.view(), got.data());
             for (int r = 0; r < rows; ++r)
-              EXPECT_EQ(got[r], want[r]) << k->isa << ' ' << bits << "-bit, groups of " << group << ", columns "
-                                         << col0 << "+" << cols << ", row " << r;
+              EXPECT_EQ(got[r], want[r]) << k->isa << ' ' << bits << "-bit, groups of " << group << ", columns " << col0
+                                         << "+" << cols << ", row " << r;
           }
           for (const Segment& s : segs) {
             std::vector<float> a(s.count), b(s.count);
@@ -144,7 +146,12 @@ struct QuantizedMany {
   std::vector<float> d, x_sum;
   std::vector<std::int32_t> q_sum;
   QuantizedRows view(int cols) const {
-    return {q.data(), d.data(), q_sum.data(), x_sum.data(), static_cast<int>(rows.size()), cols,
+    return {q.data(),
+            d.data(),
+            q_sum.data(),
+            x_sum.data(),
+            static_cast<int>(rows.size()),
+            cols,
             static_cast<int>(d.size() / rows.size())};
   }
 };
@@ -200,6 +207,35 @@ TEST(AffineSimd, ActivationsQuantizeToNearestTiesToEven) {
   EXPECT_EQ(s.sum, 127 + 2 + 2 - 2 - 127 + 3);
   std::vector<float> zero(5, 0.0f);
   EXPECT_EQ(quantize_segment(zero.data(), 5, q.data()).d, 0.0f);
+}
+
+// Each vector quantization gives the scalar one's d, Σxq and values: random
+// segments of whole vectors and not (the scalar one's then), values on the
+// ties of rounding, and an all-zero segment.
+TEST(AffineSimd, QuantizationEqualsTheScalar) {
+  const auto kernels = vector_kernels();
+  if (kernels.empty()) GTEST_SKIP() << "no vector kernels on this machine";
+  std::vector<std::vector<float>> cases;
+  for (const int n : {32, 64, 128, 61})
+    for (const float scale : {1.0f, 1e-3f, 300.0f}) {
+      cases.push_back(random_floats(n, n));
+      for (float& v : cases.back()) v *= scale;
+    }
+  cases.emplace_back();
+  for (int i = 0; i < 8; ++i)  // d = 1: x·(1/d) is x, and .5 a tie
+    for (const float v : {127.0f, 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -126.6f, 3.49f}) cases.back().push_back(v);
+  cases.emplace_back(64, 0.0f);
+  for (const std::vector<float>& x : cases) {
+    const int n = static_cast<int>(x.size());
+    std::vector<std::int8_t> want(n), got(n);
+    const QuantizedSegment a = quantize_segment(x.data(), n, want.data());
+    for (const AffineKernels* k : kernels) {
+      const QuantizedSegment b = k->quantize(x.data(), n, got.data());
+      EXPECT_EQ(b.d, a.d) << k->isa << ", " << n << " values from " << x[0];
+      EXPECT_EQ(b.sum, a.sum) << k->isa << ", " << n << " values from " << x[0];
+      EXPECT_EQ(got, want) << k->isa << ", " << n << " values from " << x[0];
+    }
+  }
 }
 
 // MLX's writer does not align tensors: words, scales and biases one byte off
@@ -267,7 +303,10 @@ TEST(ThreadPool, RunsEveryPieceOnceAndPassesOnAnError) {
     pool.run(97, [&](std::int64_t i) { seen[i].fetch_add(1); });
     for (auto& s : seen) ASSERT_EQ(s.load(), 1);
   }
-  EXPECT_THROW(pool.run(10, [](std::int64_t i) { if (i == 7) throw std::runtime_error("piece 7"); }),
+  EXPECT_THROW(pool.run(10,
+                        [](std::int64_t i) {
+                          if (i == 7) throw std::runtime_error("piece 7");
+                        }),
                std::runtime_error);
   int ran = 0;
   pool.run(1, [&](std::int64_t) { ++ran; });  // still usable
