@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 #include <poll.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -22,7 +22,8 @@ namespace hw {
 
 namespace {
 
-constexpr double kCloseFlushSeconds = 10;
+// How long a closing runtime sends what is queued and forwards for the ranks it relays for.
+constexpr double kCloseFlushSeconds = 20;
 // How long send() waits, over its queue limit, for a peer that reads nothing.
 constexpr double kSendStallSeconds = 60;
 // How long a closing runtime waits for its peers to close their ends (they
@@ -31,43 +32,29 @@ constexpr double kCloseDrainSeconds = 10;
 // What a busy-waiting compute() spins through: longer than a sleep's usual overshoot.
 constexpr auto kSpinTail = std::chrono::microseconds(200);
 
-// poll() on `fds` until one is ready or `until`, spinning first.
-int poll_until(std::vector<pollfd>& fds, std::chrono::steady_clock::time_point until) {
-  using Clock = std::chrono::steady_clock;
-  const auto spin_until = std::min(until, Clock::now() + kSpinBeforeSleeping);
-  for (;;) {
-    const int n = poll_for(fds.data(), fds.size(), std::chrono::nanoseconds(0));
-    if (n != 0) return n;
-    if (Clock::now() >= spin_until) return poll_for(fds.data(), fds.size(), until - Clock::now());
-    sched_yield();
-  }
+LinkOptions link_options(const TcpOptions& o) {
+  return {.max_message_bytes = o.max_message_bytes,
+          .max_queued_bytes = o.max_queued_bytes,
+          .max_unread_bytes = o.max_unread_bytes,
+          .stall_s = kSendStallSeconds};
 }
 
 }  // namespace
 
 TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
-    : rank_(rank),
-      world_(world),
+    : LinkCore(rank, world, link_options(options)),
       busy_wait_compute_(options.busy_wait_compute),
-      max_message_bytes_(options.max_message_bytes),
-      max_queued_bytes_(options.max_queued_bytes),
-      max_unread_bytes_(options.max_unread_bytes),
-      start_(std::chrono::steady_clock::now()),
-      peers_(world, Peer(options.max_message_bytes, world)),
-      relay_(world, -1),
-      relayed_for_(world, false),
-      inbox_(options.max_unread_bytes) {
-  if (rank < 0 || rank >= world) throw std::invalid_argument("rank out of range");
+      sockets_(world) {
   if (!options.peer_hosts.empty() && static_cast<int>(options.peer_hosts.size()) != world)
     throw std::invalid_argument("peer_hosts must name every rank");
   try {
     bootstrap(options);
-    for (auto& p : peers_)
-      if (p.fd >= 0) set_nonblocking_nodelay(p.fd);
+    for (auto& s : sockets_)
+      if (s.fd >= 0) set_nonblocking_nodelay(s.fd);
     barrier(options.bootstrap_timeout_s);
   } catch (...) {
-    for (auto& p : peers_)  // a constructor that throws runs no destructor
-      if (p.fd >= 0) ::close(p.fd);
+    for (auto& s : sockets_)  // a constructor that throws runs no destructor
+      if (s.fd >= 0) ::close(s.fd);
     throw;
   }
 }
@@ -96,7 +83,7 @@ void TcpRuntime::bootstrap(const TcpOptions& o) {
       throw;
     }
     for (int fd : listen_fds) ::close(fd);
-    for (const Admitted& a : joined) peers_[a.hello.rank].fd = a.fd;
+    for (const Admitted& a : joined) sockets_[a.hello.rank].fd = a.fd;
     return joined;
   };
   if (rank_ == 0) {
@@ -109,21 +96,21 @@ void TcpRuntime::bootstrap(const TcpOptions& o) {
       const std::vector<char> h = encode_hello(a.hello);
       std::copy(h.begin(), h.end(), table.begin() + static_cast<long>(kHelloBytes * a.hello.rank));
     }
-    for (int r = 1; r < world_; ++r) write_exact(peers_[r].fd, table.data(), table.size(), deadline);
+    for (int r = 1; r < world_; ++r) write_exact(sockets_[r].fd, table.data(), table.size(), deadline);
     return;
   }
   const std::vector<int> listen_fds = listen_on_each(o.listen_hosts, 0);
   try {
     const Hello me{rank_, local_port(listen_fds.front()), o.listen_hosts.front()};
-    peers_[0].fd = dial_and_introduce(o.coordinator_host, o.coordinator_port, me, o.secret, deadline);
+    sockets_[0].fd = dial_and_introduce(o.coordinator_host, o.coordinator_port, me, o.secret, deadline);
     std::vector<char> table(kHelloBytes * world_);
-    read_exact(peers_[0].fd, table.data(), table.size(), deadline);
+    read_exact(sockets_[0].fd, table.data(), table.size(), deadline);
     // Higher ranks dial lower ones, so each pair has exactly one connection.
     for (int r = 1; r < rank_; ++r) {
       const Hello peer = decode_hello(table.data() + kHelloBytes * r);
       if (peer.rank != r)
         throw std::runtime_error(fmt::format("bootstrap: rank 0 listed rank {} as rank {}", r, peer.rank));
-      peers_[r].fd =
+      sockets_[r].fd =
           dial_and_introduce(o.peer_hosts.empty() ? peer.host : o.peer_hosts[r], peer.port, me, o.secret, deadline);
     }
   } catch (...) {
@@ -134,40 +121,21 @@ void TcpRuntime::bootstrap(const TcpOptions& o) {
 }
 
 TcpRuntime::~TcpRuntime() {
-  // A failed peer is owed nothing, nor one behind a detour (its cable is dead),
-  // and one given up for silence would never close its end.
-  const auto owed = [&](int r) { return peers_[r].fd >= 0 && peers_[r].failure.empty() && relay_[r] < 0; };
-  const auto any_peer = [&](auto pred) {
-    for (int r = 0; r < world_; ++r)
-      if (pred(r)) return true;
-    return false;
-  };
-  const auto progress_until = [&](std::chrono::steady_clock::time_point until) { progress(until); };
-  flush_until(
-      deadline_in(kCloseFlushSeconds),
-      [&] { return any_peer([&](int r) { return owed(r) && !peers_[r].out.empty(); }); }, progress_until);
-  // A relay forwards until the ranks it relays for close their ends: their last
-  // report may still be on its way through.
-  flush_until(
-      deadline_in(kCloseDrainSeconds),
-      [&] { return any_peer([&](int r) { return relayed_for_[r] && peers_[r].failure.empty(); }); }, progress_until);
-  // Shut down, drain, then close: the peer reads every byte sent, this rank's last report included.
+  drain(deadline_in(kCloseFlushSeconds));
+  // Shut down, read until the peers close, then close: a peer reads every
+  // byte sent, this rank's last report included. A failed peer is owed
+  // nothing, nor one behind a detour (its cable is dead), and one given up for
+  // silence would never close its end.
   std::vector<int> fds;
   for (int r = 0; r < world_; ++r)
-    if (peers_[r].fd >= 0) {
-      ::shutdown(peers_[r].fd, SHUT_WR);
-      if (owed(r)) fds.push_back(peers_[r].fd);
+    if (sockets_[r].fd >= 0) {
+      ::shutdown(sockets_[r].fd, SHUT_WR);
+      if (usable(r) && peers_[r].relay < 0) fds.push_back(sockets_[r].fd);
     }
   drain_until_closed(fds, deadline_in(kCloseDrainSeconds));
-  for (const auto& p : peers_)
-    if (p.fd >= 0) ::close(p.fd);
+  for (const auto& s : sockets_)
+    if (s.fd >= 0) ::close(s.fd);
 }
-
-double TcpRuntime::now() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-}
-
-void TcpRuntime::sleep_for(double seconds) { progress(deadline_in(seconds)); }
 
 void TcpRuntime::compute(double seconds) {
   const Deadline until = deadline_in(seconds);
@@ -195,70 +163,13 @@ void TcpRuntime::barrier(double timeout_s) {
   }
 }
 
-void TcpRuntime::send(int dst, int tag, engine::Payload payload) {
-  if (dst == rank_) throw std::invalid_argument("send to self");
-  const int hop = hop_to(dst);
-  Peer& p = peers_[hop];
-  p.check(dst);
-  if (payload.size > max_message_bytes_)
-    throw std::invalid_argument(
-        fmt::format("a {}-byte message is over the transport's {}-byte limit", payload.size, max_message_bytes_));
-  // Backpressure: wait (moving bytes both ways) while this message would take
-  // the queue past its limit; a peer that takes nothing for kSendStallSeconds is failed.
-  Deadline give_up = deadline_in(kSendStallSeconds);
-  for (std::uint64_t before = p.queued_bytes;
-       p.failure.empty() && p.queued_bytes > 0 && p.queued_bytes + payload.bytes.size() > max_queued_bytes_;
-       before = p.queued_bytes) {
-    if (std::chrono::steady_clock::now() >= give_up)
-      p.fail(fmt::format("read nothing of {} queued bytes for {} s", p.queued_bytes, kSendStallSeconds));
-    else
-      progress(std::min(give_up, std::chrono::steady_clock::now() + std::chrono::milliseconds(10)));
-    if (p.queued_bytes < before) give_up = deadline_in(kSendStallSeconds);  // the peer reads: wait on
-  }
-  p.check(dst);
-  enqueue(hop, tag, std::move(payload), hop == dst ? FrameRoute{} : FrameRoute{.forward_to = dst});
-}
-
-void TcpRuntime::enqueue(int hop, int tag, engine::Payload payload, FrameRoute route) {
-  Peer& p = peers_[hop];
-  p.queued_bytes += payload.bytes.size();
-  p.out.emplace_back(tag, std::move(payload), route);
-  flush_writes(hop);
-}
-
-bool TcpRuntime::route_via(int dst, int relay) {
-  if (dst < 0 || dst >= world_ || relay < 0 || relay >= world_ || dst == rank_ || relay == rank_ || relay == dst)
-    return false;
-  if (peers_[relay].fd < 0 || !peers_[relay].failure.empty()) return false;
-  if (relay_[dst] < 0) {
-    // A frame half written stays: the stream must still parse should the cable come back.
-    Peer& direct = peers_[dst];
-    const std::size_t keep = !direct.out.empty() && direct.out.front().written > 0 ? 1 : 0;
-    while (direct.out.size() > keep) {
-      direct.queued_bytes -= direct.out.back().payload.bytes.size();
-      direct.out.pop_back();
-    }
-  }
-  relay_[dst] = relay;
-  return true;
-}
-
-void TcpRuntime::give_up(int peer, const std::string& why) {
-  relay_.at(peer) = -1;
-  peers_[peer].fail(why);
-}
-
-engine::Payload TcpRuntime::recv(int src, int tag, double timeout_s) {
-  if (!inbox_.holds(src, tag)) progress(deadline_in(timeout_s), src, tag);
-  return take_after_wait(inbox_, peers_[hop_to(src)], src, tag, timeout_s);
-}
-
-// One sendmsg for as many queued frames as fit: a small message leaves with
+// One sendmsg for as many queued messages as fit: a small message leaves with
 // its header in one segment, and a burst of them in one call.
 void TcpRuntime::flush_writes(int peer) {
   static const std::vector<char> zeros(1 << 16, 0);
   constexpr std::size_t kMaxParts = 64;
   Peer& p = peers_[peer];
+  Socket& s = sockets_[peer];
   while (!p.out.empty() && p.failure.empty()) {
     std::array<iovec, kMaxParts> parts;
     std::size_t n = 0, asked = 0;
@@ -278,13 +189,13 @@ void TcpRuntime::flush_writes(int peer) {
         if (left > zeros.size()) break;
       }
     }
-    const ssize_t w = send_no_sigpipe(p.fd, parts.data(), n);
+    const ssize_t w = send_no_sigpipe(s.fd, parts.data(), n);
     if (w < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
       const std::string why = std::string("send: ") + std::strerror(errno);
-      p.hung_up = true;
+      s.hung_up = true;
       read_available(peer);  // what the peer sent before it closed still arrives
-      return p.fail(why);
+      return fail(peer, why);
     }
     std::uint64_t left = static_cast<std::uint64_t>(w);
     while (!p.out.empty()) {
@@ -293,7 +204,7 @@ void TcpRuntime::flush_writes(int peer) {
       f.written += took;
       left -= took;
       if (!f.done()) break;
-      p.queued_bytes -= f.payload.bytes.size();
+      sent(peer, f);
       p.out.pop_front();
     }
     if (static_cast<std::size_t>(w) < asked) return;  // the socket is full
@@ -302,22 +213,26 @@ void TcpRuntime::flush_writes(int peer) {
 
 void TcpRuntime::read_available(int peer) {
   Peer& p = peers_[peer];
+  Socket& s = sockets_[peer];
   while (parse_staged(peer)) {
     // The rest of a large message goes straight to its buffer; all else through the staging buffer.
     const std::span<std::byte> rest = p.reader.rest(kStagedBytes);
-    char* dst = rest.empty() ? p.staged.data() : reinterpret_cast<char*>(rest.data());
-    const std::size_t want = rest.empty() ? p.staged.size() : rest.size();
-    const ssize_t r = ::recv(p.fd, dst, want, 0);
+    char* dst = rest.empty() ? s.staged.data() : reinterpret_cast<char*>(rest.data());
+    const std::size_t want = rest.empty() ? s.staged.size() : rest.size();
+    const ssize_t r = ::recv(s.fd, dst, want, 0);
     if (r < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
-      return p.fail(std::string("recv: ") + std::strerror(errno));
+      return fail(peer, std::string("recv: ") + std::strerror(errno));
     }
-    if (r == 0) return p.fail("connection closed by peer");
+    if (r == 0) {
+      p.closed = true;
+      return fail(peer, "connection closed by peer");
+    }
     if (!rest.empty()) {
-      if (auto message = p.reader.received(static_cast<std::size_t>(r))) deliver(peer, std::move(*message));
+      if (auto message = p.reader.received(static_cast<std::size_t>(r))) take_in(peer, std::move(*message));
     } else {
-      p.staged_at = 0;
-      p.staged_end = static_cast<std::size_t>(r);
+      s.staged_at = 0;
+      s.staged_end = static_cast<std::size_t>(r);
     }
     if (static_cast<std::size_t>(r) < want) {  // drained: poll says when more comes
       parse_staged(peer);
@@ -328,76 +243,68 @@ void TcpRuntime::read_available(int peer) {
 
 bool TcpRuntime::parse_staged(int peer) {
   Peer& p = peers_[peer];
-  while (p.staged_at < p.staged_end && p.failure.empty() && !held_back(peer)) {
-    std::span<const std::byte> in(reinterpret_cast<const std::byte*>(p.staged.data()) + p.staged_at,
-                                  p.staged_end - p.staged_at);
+  Socket& s = sockets_[peer];
+  while (s.staged_at < s.staged_end && p.failure.empty() && !held_back(peer)) {
+    std::span<const std::byte> in(reinterpret_cast<const std::byte*>(s.staged.data()) + s.staged_at,
+                                  s.staged_end - s.staged_at);
     std::optional<InMessage> message;
     try {
       message = p.reader.read(in);
     } catch (const FrameError& e) {
-      p.fail(std::string("malformed frame: ") + e.what());
+      fail(peer, std::string("malformed frame: ") + e.what());
       break;
     }
-    p.staged_at = p.staged_end - in.size();
-    if (message) deliver(peer, std::move(*message));
+    s.staged_at = s.staged_end - in.size();
+    if (message) take_in(peer, std::move(*message));
   }
   return p.failure.empty() && !held_back(peer);
 }
 
+void TcpRuntime::take_in(int peer, InMessage message) {
+  try {
+    deliver(peer, std::move(message));
+  } catch (const FrameError& e) {
+    fail(peer, e.what());
+  }
+}
+
 bool TcpRuntime::held_back(int peer) const {
-  if (!relayed_for_[peer] || peers_[peer].hung_up) return false;
+  if (!peers_[peer].relayed_for || sockets_[peer].hung_up) return false;
   // Not the queue back to `peer`: `peer` fills none of it with what it asks us to
   // forward, and two relays holding each other back would never read again.
   for (int r = 0; r < world_; ++r)
-    if (r != peer && peers_[r].failure.empty() && peers_[r].queued_bytes > max_queued_bytes_) return true;
+    if (r != peer && peers_[r].failure.empty() && peers_[r].queued_bytes > options_.max_queued_bytes) return true;
   return false;
 }
 
-void TcpRuntime::deliver(int peer, InMessage m) {
-  Peer& p = peers_[peer];
-  const FrameRoute route = m.header.route;
-  const int hop = std::max(route.forward_to, route.relayed_from);  // -1: the message is for this rank
-  if (hop == rank_ || hop == peer) return p.fail(fmt::format("malformed frame: routed through rank {}", hop));
-  if (route.forward_to >= 0) {
-    relayed_for_[peer] = true;
-    // Forwarded in arrival order; what is for a rank this one lost vanishes, as on a dead cable.
-    const Peer& onward = peers_[hop];
-    if (onward.fd >= 0 && onward.failure.empty())
-      enqueue(hop, m.header.tag, std::move(m.payload), {.relayed_from = peer});
-    return;
-  }
-  if (!inbox_.put(hop >= 0 ? hop : peer, m.header.tag, std::move(m.payload)))
-    p.fail(fmt::format("sent more than the {} bytes that may wait unread", max_unread_bytes_));
-}
+bool TcpRuntime::pump(bool /*flush*/) { return poll_sockets(Clock::now()); }
 
-void TcpRuntime::progress(std::chrono::steady_clock::time_point until, int src, int tag) {
-  std::vector<pollfd> fds;
-  std::vector<int> owner;
-  for (;;) {
-    // What a peer held back left staged is no longer in its socket for poll to see.
-    for (int r = 0; r < world_; ++r)
-      if (peers_[r].staged_at < peers_[r].staged_end && peers_[r].failure.empty()) read_available(r);
-    if (src >= 0 && (inbox_.holds(src, tag) || !peers_[hop_to(src)].failure.empty())) return;
-    fds.clear();
-    owner.clear();
-    for (int r = 0; r < world_; ++r) {
-      const Peer& p = peers_[r];
-      if (p.fd < 0 || !p.failure.empty()) continue;
-      const bool read = !held_back(r);
-      fds.push_back(pollfd{p.fd, static_cast<short>((read ? POLLIN : 0) | (p.out.empty() ? 0 : POLLOUT)), 0});
-      owner.push_back(r);
-    }
-    const int n = poll_until(fds, until);
-    if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
-    for (std::size_t i = 0; n > 0 && i < fds.size(); ++i) {
-      if (fds[i].revents & (POLLHUP | POLLERR)) peers_[owner[i]].hung_up = true;
-      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_available(owner[i]);
-      if (fds[i].revents & POLLOUT) flush_writes(owner[i]);
-    }
-    if (std::chrono::steady_clock::now() >= until) {
-      return;
-    }
+void TcpRuntime::wait_for_wire(Clock::time_point until) { poll_sockets(until); }
+
+bool TcpRuntime::poll_sockets(Clock::time_point until) {
+  // What a peer held back left staged is no longer in its socket for poll to see.
+  for (int r = 0; r < world_; ++r)
+    if (sockets_[r].staged_at < sockets_[r].staged_end && peers_[r].failure.empty()) read_available(r);
+  std::vector<pollfd>& fds = poll_fds_;
+  std::vector<int>& owner = poll_owners_;
+  fds.clear();
+  owner.clear();
+  for (int r = 0; r < world_; ++r) {
+    if (!usable(r)) continue;
+    const bool read = !held_back(r);
+    fds.push_back(pollfd{sockets_[r].fd, static_cast<short>((read ? POLLIN : 0) | (peers_[r].out.empty() ? 0 : POLLOUT)), 0});
+    owner.push_back(r);
   }
+  const int n = poll_for(fds.data(), fds.size(),
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::max(Clock::duration::zero(), until - Clock::now())));
+  if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+  for (std::size_t i = 0; n > 0 && i < fds.size(); ++i) {
+    if (fds[i].revents & (POLLHUP | POLLERR)) sockets_[owner[i]].hung_up = true;
+    if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_available(owner[i]);
+    if (fds[i].revents & POLLOUT) flush_writes(owner[i]);
+  }
+  return n > 0;
 }
 
 }  // namespace hw
