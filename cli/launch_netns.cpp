@@ -147,12 +147,11 @@ int launch_netns(const NetnsLaunch& o) {
     faults.end_left_out(pids);
   });
   hooks.restart = [&] { return faults.take_restarts(); };
-  const int status = hw::run_ranks(commands, o.timeout_s, false, hooks, secret + "\n");
   fmt::print(stderr,
-             "launch: simulated twin: meshinfer run {} --card {} --out {}/sim; then meshinfer compare "
-             "{}/sim/report.json {}/report.json\n",
+             "launch: its simulated twin, once this run ends: meshinfer run {} --card {} --out {}/sim; then "
+             "meshinfer compare {}/sim/report.json {}/report.json\n",
              o.scenario, fmt::join(cards, " --card "), out, out, out);
-  return status;
+  return hw::run_ranks(commands, o.timeout_s, false, hooks, secret + "\n");
 }
 
 }  // namespace cli

@@ -60,6 +60,10 @@ int node(const NodeOptions& o) {
       l.scenario, l.catalog, l.plan, l.profile, engine::make_requests(l.scenario.workload, l.scenario.seed), {}, {}};
   if (!l.scenario.model_dir.empty())
     setup.backend = engine::cpu_backends(l.scenario.model_dir, false, compute_threads(o, cluster, l.scenario));
+  setup.on_event = [&](const engine::RunEvent& e) {  // live, as it happens: the report comes at the end
+    fmt::print(stderr, "rank {}: at {:.3f} s: {}{}{}\n", o.rank, e.t_s, e.kind, e.target.empty() ? "" : " " + e.target,
+               e.detail.empty() ? "" : ": " + e.detail);
+  };
   const hw::TransportOptions transport{
       o.bootstrap_timeout_s, o.busy_wait,
       [&](const std::string& what) { fmt::print(stderr, "rank {}: refused {}\n", o.rank, what); }, o.listen_fds};
@@ -82,7 +86,7 @@ int node(const NodeOptions& o) {
     for (const auto& e : hw::read_events(o.applied_faults, zero_unix)) events.push_back(e);
     std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.t_s < b.t_s; });
   }
-  return report_run(l, outcome.result, o.out, "elapsed");
+  return report_run(l, outcome.result, o.out, cluster.describe_transport());
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ int run(const RunOptions& o) {
   const auto result =
       sim::simulate(l.scenario, l.catalog, l.plan, l.profile,
                     engine::make_requests(l.scenario.workload, l.scenario.seed), progress_line(o.quiet));
-  return report_run(l, result, o.out, "simulated", o.junit);
+  return report_run(l, result, o.out, "", o.junit);
 }
 
 }  // namespace

@@ -10,9 +10,50 @@
 #include "engine/report/junit.hpp"
 #include "engine/report/report.hpp"
 #include "engine/report/trace.hpp"
+#include "hw/launcher.hpp"
 #include "sim/scenario_run.hpp"
 
 namespace cli {
+
+namespace {
+
+// A real run whose requests failed, where no expectation says how many may: why that is a breach, else "".
+std::string unexpected_failures(const engine::Scenario& s, const nlohmann::ordered_json& report) {
+  const int failed = report["summary"]["requests"]["failed"].get<int>();
+  if (failed == 0) return "";
+  for (const auto& e : s.expectations)
+    if (e.metric == "failed_requests" || e.metric == "completed_requests" || e.metric == "request_success") return "";
+  std::string first_cause;
+  for (const auto& r : report["requests"])
+    if (r["status"] == "failed") {
+      first_cause = r["error"].get<std::string>();
+      break;
+    }
+  return fmt::format(
+      "{} of {} requests failed (the first: {}); the scenario's expectations do not say any may "
+      "(give \"failed_requests\" in its \"expect\" block if they may)",
+      failed, report["summary"]["requests"]["total"].get<int>(), first_cause);
+}
+
+// What a real run did, in one line.
+std::string outcome(const nlohmann::ordered_json& report, int status) {
+  const auto& sum = report["summary"];
+  const auto& req = sum["requests"];
+  std::string line = fmt::format("{} of {} requests completed", req["completed"].get<int>(), req["total"].get<int>());
+  if (const int failed = req["failed"].get<int>(); failed > 0) line += fmt::format(", {} failed", failed);
+  const auto& faults = report["faults"];
+  const auto seconds = [](const auto& v) {
+    return v.is_null() ? std::string("never") : fmt::format("{:.3f} s", v.template get<double>());
+  };
+  if (const int injected = faults["injected"].get<int>(); injected > 0)
+    line += fmt::format("; {} fault(s), detected after {}, recovered after {}", injected,
+                        seconds(faults["time_to_detect_s"]), seconds(faults["time_to_recover_s"]));
+  line += fmt::format("; over {}, {:.2f} s elapsed; {}", report["transport"].get<std::string>(),
+                      sum["simulated_s"].get<double>(), status == 0 ? "as expected" : "expectations not met");
+  return line;
+}
+
+}  // namespace
 
 LoadedScenario load_for_run(const std::string& scenario_file, const std::vector<std::string>& card_files,
                             std::optional<unsigned long long> seed, bool print_plan,
@@ -37,10 +78,13 @@ LoadedScenario load_for_run(const std::string& scenario_file, const std::vector<
 }
 
 int report_run(const LoadedScenario& l, const engine::RunResult& result, const std::string& out_dir,
-               const std::string& clock, const std::string& junit_file) {
+               const std::string& transport, const std::string& junit_file) {
   const engine::Scenario& s = l.scenario;
+  const bool real = !transport.empty();
+  const std::string clock = real ? "elapsed" : "simulated";
   auto report = engine::build_report(s, l.catalog, l.plan, l.profile.name, result, s.seed);
   report["clock"] = clock;  // the renderers say "simulated time" or "elapsed time (real processes)"
+  if (real) report["transport"] = transport;
   const auto checks = engine::check_expectations(s, report);
   const std::string dir = out_dir.empty() ? "reports/out/" + s.name : out_dir;
   engine::write_reports(dir, report, engine::render_trace(s, l.plan, result));
@@ -81,6 +125,13 @@ int report_run(const LoadedScenario& l, const engine::RunResult& result, const s
   if (const int late = faults["not_applied"].get<int>(); late > 0)
     fmt::print("faults: {} due after the run ended at {:.3f} s, not applied\n", late,
                report["summary"]["simulated_s"].get<double>());
+  if (!real) return status;
+  if (const std::string why = unexpected_failures(s, report); !why.empty()) {
+    fmt::print(stderr, "{}\n", why);
+    status = kExitBreach;
+  }
+  fmt::print("{}{}\n", hw::kOutcomePrefix, outcome(report, status));
+  std::fflush(stdout);
   return status;
 }
 

@@ -32,9 +32,13 @@ LoadedScenario load_for_run(const std::string& scenario_file, const std::vector<
 
 // Writes the reports into `out_dir` (default reports/out/<scenario name>),
 // prints the summary; returns 0, or kExitBreach when an expectation or an
-// invariant failed. `clock`: what the run's seconds were ("simulated", "elapsed").
-// `junit_file`: also the expectations and invariants as JUnit XML there (empty: none).
+// invariant failed. `transport`: empty for a simulated run; for a real one,
+// what it ran over (the reports name it, and say its seconds are elapsed
+// time), and then requests that failed where the scenario's expectations do
+// not say how many may are a breach too, and the last line printed is the
+// run's one-line outcome (hw::kOutcomePrefix). `junit_file`: also the
+// expectations and invariants as JUnit XML there (empty: none).
 int report_run(const LoadedScenario& l, const engine::RunResult& result, const std::string& out_dir,
-               const std::string& clock, const std::string& junit_file = "");
+               const std::string& transport, const std::string& junit_file = "");
 
 }  // namespace cli

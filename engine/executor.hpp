@@ -41,6 +41,7 @@ struct RunResult {
   std::vector<RequestRecord> requests;  // from rank 0's scheduler, by finish_run()
   std::vector<StepRecord> steps;
   std::vector<RunEvent> events;  // faults injected and what the engine did
+  std::vector<Sequence> sequences;  // by (sender, receiver); empty where the runtime numbers nothing
   long tokens_recomputed = 0;    // KV rebuilt after re-placements
   // Each re-placement on the survivors: when, and the plan from then on.
   std::vector<std::pair<double, Plan>> placements;
@@ -65,6 +66,8 @@ struct EngineSetup {
   std::vector<Request> requests;
   ProgressFn progress;
   BackendFactory backend;  // empty: modelled; a backend that computes also makes the run carry token ids
+  // Told of each recovery event as this node records it (a real run prints them live); may be empty.
+  std::function<void(const RunEvent&)> on_event;
 };
 
 // Within a step, a member that heartbeats but sends nothing for this long has

@@ -81,6 +81,7 @@ class ControlPlane {
   std::string name(int p) const { return p >= 0 ? setup_.scenario.nodes[p].name : std::string(); }
   void note(const std::string& kind, int node, const std::string& detail) {
     out_.events.push_back({now(), kind, name(node), detail});
+    if (setup_.on_event) setup_.on_event(out_.events.back());
   }
 
   // Rank 0: detect, decide, tell the members. False when the instance ends.

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -66,6 +67,17 @@ std::string ClusterSpec::address(int from, int to) const {
 bool ClusterSpec::is_local(int r) const {
   const std::string& h = hosts.at(r).ssh;
   return h == "localhost" || h == "127.0.0.1";
+}
+
+std::string ClusterSpec::describe_transport() const {
+  std::set<std::string> addresses;
+  for (const ClusterHost& h : hosts) addresses.insert(h.ips.empty() ? h.ssh : h.ips.front());
+  const std::string where =
+      addresses.size() == 1 ? *addresses.begin() : fmt::format("{} hosts", addresses.size());
+  const std::string how =
+      transport == "rdma" ? fmt::format("rdma ({}, {}-byte frames; tcp side channel)", rdma_qp, rdma_frame_bytes)
+                          : transport;
+  return fmt::format("{} between {} ranks on {}", how, world(), where);
 }
 
 ClusterSpec parse_cluster(const std::string& text, const std::string& file) {

@@ -43,6 +43,9 @@ struct ClusterSpec {
   std::string address(int from, int to) const;
   // True when `launch` starts rank r as a local process rather than over ssh.
   bool is_local(int r) const;
+  // What the ranks talk over, for a report: "tcp between 4 ranks on 127.0.0.1",
+  // "rdma (uc, 4096-byte frames; tcp side channel) between 4 ranks on 4 hosts".
+  std::string describe_transport() const;
   // How this transport puts a message on the wire, for the simulator's card:
   // over rdma, padded to the verbs stride; over TCP, a byte stream in Ethernet
   // frames of 1448 payload bytes (MTU 1500 less IPv4 and TCP with timestamps)

@@ -213,12 +213,28 @@ int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout
     }
     return 0;
   }
-  const LaunchResult r = launch_processes(argvs, timeout_s, false, hooks, stdin_text, inherit);
+  int reporter = -1;
+  std::string outcome;
+  LaunchHooks watched = hooks;
+  watched.on_line = [&](int rank, const std::string& line) {
+    if (line.rfind(kOutcomePrefix, 0) == 0) {
+      reporter = rank;
+      outcome = line.substr(std::strlen(kOutcomePrefix));
+    }
+    if (hooks.on_line) hooks.on_line(rank, line);
+  };
+  const LaunchResult r = launch_processes(argvs, timeout_s, false, watched, stdin_text, inherit);
   for (std::size_t k = 0; k < r.status.size(); ++k)
     if (r.status[k] != 0) std::fprintf(stderr, "launch: rank %zu ended with status %d\n", k, r.status[k]);
   if (r.timed_out) std::fprintf(stderr, "launch: timed out after %g s; every rank was killed\n", timeout_s);
   if (r.interrupted) std::fprintf(stderr, "launch: interrupted; every rank was killed\n");
-  return r.status[0];
+  if (reporter < 0 || r.timed_out || r.interrupted) {
+    if (r.status[0] != 0) std::fprintf(stderr, "launch: outcome: no report; exit %d\n", r.status[0]);
+    return r.status[0];
+  }
+  std::fprintf(stderr, "launch: outcome (rank %d reported): %s; exit %d\n", reporter, outcome.c_str(),
+               r.status[reporter]);
+  return r.status[reporter];
 }
 
 }  // namespace hw

@@ -13,6 +13,10 @@
 
 namespace hw {
 
+// What a run's reporting rank prints before its one-line outcome, its last
+// line: run_ranks ends with that line too, and exits with that rank's status.
+inline constexpr const char* kOutcomePrefix = "outcome: ";
+
 struct LaunchResult {
   std::vector<int> status;  // by rank: exit code, or 128 + the signal that ended it
   bool timed_out = false;
@@ -40,7 +44,9 @@ LaunchResult launch_processes(const std::vector<std::vector<std::string>>& argvs
                               const std::vector<std::vector<int>>& inherit = {});
 
 // Prints each command (a dry run: returns 0), or launches them and says
-// which rank ended badly and why all were killed; returns rank 0's status.
+// which rank ended badly and why all were killed, then the outcome the
+// reporting rank printed; returns that rank's status (rank 0's when none
+// reported: a rank lost to a fault of the scenario is not the run's verdict).
 int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout_s, bool dry_run,
               const LaunchHooks& hooks = {}, const std::string& stdin_text = "",
               const std::vector<std::vector<int>>& inherit = {});

@@ -78,6 +78,7 @@ std::string render_markdown(const ordered_json& report) {
   row(out, {"output tokens", std::to_string(sum.at("output_tokens").get<std::uint64_t>())});
   row(out, {report.value("clock", "simulated") == "elapsed" ? "elapsed time (real processes)" : "simulated time",
             num(sum.at("simulated_s")) + " s"});
+  if (report.contains("transport")) row(out, {"transport (real processes)", str(report.at("transport"))});
   row(out, {"uptime (could serve)",
             fmt::format("{} ({} s out of service)", pct(sum.at("uptime")), num(sum.at("out_of_service_s")))});
   row(out, {"request success", pct(sum.at("request_success"))});

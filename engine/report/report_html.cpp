@@ -315,7 +315,9 @@ std::string render_html(const ordered_json& report) {
   expectations(out, report);
   put(out, "<footer>Drawn by meshinfer from report.json ({}); every figure is {}.</footer></body></html>\n",
       escape_markup(str(report, "schema")),
-      real_run(report) ? "measured on real processes, in elapsed time" : "simulated time");
+      real_run(report) ? "measured on real processes over " + escape_markup(str(report, "transport")) +
+                             ", in elapsed time"
+                       : std::string("simulated time"));
   return out;
 }
 

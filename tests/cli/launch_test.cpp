@@ -28,7 +28,16 @@ TEST(Launch, LocalRanksRunTheScenarioToOneReport) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("[rank 0] launch-local: decode"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("ranks share this machine's"), std::string::npos) << "2 ranks, never fewer than 2 cores";
+  // The last line is the outcome, and the reports name what the ranks talked over.
+  EXPECT_NE(r.output.find("launch: outcome (rank 0 reported): 2 of 2 requests completed; over tcp between 2 ranks "
+                          "on 127.0.0.1"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("; as expected; exit 0\n"), std::string::npos) << r.output;
+  EXPECT_NE(testsupport::read_file(dir + "/out/report.md").find("| transport (real processes) | tcp between 2 ranks"),
+            std::string::npos);
   const json report = read_report(dir + "/out");
+  EXPECT_EQ(report["transport"], "tcp between 2 ranks on 127.0.0.1");
   EXPECT_EQ(report["summary"]["requests"]["completed"], 2);
   EXPECT_EQ(report["summary"]["output_tokens"], 16);
   EXPECT_GT(report["summary"]["decode_tokens_per_s"].get<double>(), 0);
@@ -84,7 +93,18 @@ TEST_P(KillNine, SurvivorsDetectRecoverAndReport) {
   ASSERT_NE(status, -1) << "launch did not end in " << kLaunchBoundS << " s:\n" << launch.output();
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), kLaunchBoundS);
   for (int r = 0; r < world; ++r) EXPECT_TRUE(testsupport::process_gone(pids[r])) << "rank " << r << " left behind";
-  EXPECT_EQ(status, victim == 0 ? 128 + SIGKILL : 0) << launch.output();
+  // The launch's status is the reporter's: the victim's own is not the run's verdict, its lost requests are.
+  EXPECT_EQ(status, victim == 0 ? 1 : 0) << launch.output();
+  const std::string reporter = victim == 0 ? "1" : "0";
+  EXPECT_NE(launch.output().find("launch: outcome (rank " + reporter + " reported): " +
+                                 (victim == 0 ? "0 of 2 requests completed, 2 failed" : "2 of 2 requests completed")),
+            std::string::npos)
+      << launch.output();
+  // The detection was printed as it happened, before the report.
+  const std::size_t live = launch.output().find("[rank " + reporter + "] rank " + reporter + ": at ");
+  ASSERT_NE(live, std::string::npos) << launch.output();
+  EXPECT_NE(launch.output().find(": detected m", live), std::string::npos) << launch.output();
+  EXPECT_LT(live, launch.output().find("[rank " + reporter + "] reports:")) << launch.output();
 
   const json report = read_report(dir + "/out");
   const double killed_at = killed_at_unix - testsupport::clock_zero_unix_s(launch.output());

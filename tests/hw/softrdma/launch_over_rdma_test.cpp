@@ -78,14 +78,15 @@ TEST(LaunchOverRdma, KillNineOfARankIsRecoveredFromAsOverTcp) {
 
 // The report of 4 ranks over rdma on softrdma, the scenario's rdma-stack-failure
 // carried out mid-decode by the launcher (softrdma's failure switch: every
-// queue pair of every rank fails, the device is hidden), under `policy`.
-json report_after_stack_failure(const std::string& name, const std::string& policy) {
+// queue pair of every rank fails, the device is hidden), under `policy`; the
+// launch exits 1 when requests failed (the scenario does not say any may).
+json report_after_stack_failure(const std::string& name, const std::string& policy, int status) {
   const std::string dir = testsupport::fresh_dir(name);
   json s = testsupport::small_scenario(name, 4, 2, 60, policy, "tb5-rdma");
   s["cluster"]["fabric"]["secondary_link"] = "10gbe";
   s["faults"] = json::array({{{"at_s", 0.5}, {"kind", "rdma-stack-failure"}}});
   ChildProcess launch(launch_argv(testsupport::write_json(dir, "s", s), dir + "/out"));
-  EXPECT_EQ(launch.wait(120), 0) << launch.output();
+  EXPECT_EQ(launch.wait(120), status) << launch.output();
   EXPECT_NE(launch.output().find("launch: applying rdma-stack-failure"), std::string::npos) << launch.output();
   const json report = json::parse(testsupport::read_file(dir + "/out/report.json"));
   EXPECT_EQ(report["faults"]["injected"], 1) << report["faults"].dump(2);
@@ -100,7 +101,7 @@ std::string event_details(const json& report, const std::string& kind) {
 }
 
 TEST(LaunchOverRdma, TheStackFailureUnderFallbackMovesTheRunToTheSecondaryNetworkLosingNoRequest) {
-  const json report = report_after_stack_failure("rdma-fallback", "fallback");
+  const json report = report_after_stack_failure("rdma-fallback", "fallback", 0);
   EXPECT_NE(event_details(report, "detected"), "") << report["events"].dump(2);
   EXPECT_NE(event_details(report, "recovered").find("moved to the secondary network (10gbe)"), std::string::npos)
       << report["events"].dump(2);
@@ -113,7 +114,7 @@ TEST(LaunchOverRdma, TheStackFailureUnderFallbackMovesTheRunToTheSecondaryNetwor
 // The twin: the same failure under fail-stop ends the instance, its requests
 // failed with the reason, so the run above was saved by the policy.
 TEST(LaunchOverRdma, TheStackFailureUnderFailStopFailsTheRequestsSayingWhy) {
-  const json report = report_after_stack_failure("rdma-fail-stop", "fail-stop");
+  const json report = report_after_stack_failure("rdma-fail-stop", "fail-stop", 1);
   EXPECT_NE(event_details(report, "instance-failed").find("policy is fail-stop"), std::string::npos)
       << report["events"].dump(2);
   EXPECT_EQ(report["summary"]["requests"]["failed"], 2) << report["events"].dump(2);
@@ -127,7 +128,8 @@ TEST(LaunchOverRdma, PacketLossFromTheScenarioEndsALinkAndThePolicyTakesOver) {
   json s = testsupport::small_scenario("rdma-loss", 4, 2, 60, "fail-stop", "tb5-rdma");
   s["faults"] = json::array({{{"at_s", 0.5}, {"kind", "rdma-packet-loss"}, {"loss", 0.2}}});
   ChildProcess launch(launch_argv(testsupport::write_json(dir, "s", s), dir + "/out"));
-  EXPECT_EQ(launch.wait(120), 0) << launch.output();
+  EXPECT_EQ(launch.wait(120), 1) << "requests failed, and the scenario does not say any may\n" << launch.output();
+  EXPECT_NE(launch.output().find("requests failed (the first: "), std::string::npos) << launch.output();
   EXPECT_NE(launch.output().find("launch: applying rdma-packet-loss"), std::string::npos) << launch.output();
   const json report = json::parse(testsupport::read_file(dir + "/out/report.json"));
   EXPECT_EQ(report["faults"]["injected"], 1) << report["faults"].dump(2);
