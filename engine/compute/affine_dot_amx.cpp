@@ -56,7 +56,7 @@ bool fits(std::span<const Segment> segs) {
 // operand: 1 KB per step, its row k holding columns 4k..4k+3 of the 16 rows
 // side by side. 8 bits: words as stored. 4 bits: a word's low nibbles are
 // its columns 0, 2, 4, 6 and the high ones 1, 3, 5, 7, so x is permuted to
-// match (permute_x); the integer sums do not care about the order.
+// match (pack_x); the integer sums do not care about the order.
 template <int Bits>
 MESHINFER_AMX void pack_weights(const AffineRows& w, std::int64_t r, std::span<const Segment> segs, std::uint8_t* out) {
   const auto* base_row = row_bytes(w, r);
@@ -197,9 +197,11 @@ MESHINFER_AMX void tile_dot(const AffineRows& w, std::int64_t r0, int rows, std:
         scales[kTile * k + i] = load_scale(w.scales, w.scale_type, g);
         biases[kTile * k + i] = load_scale(w.biases, w.scale_type, g);
       }
-    std::atomic_signal_fence(std::memory_order_seq_cst);  // GCC's tile loads are asm that names no memory
+    // GCC's tile loads are asm that names no memory: packing stays before them, and the next after.
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     for (int t0 = 0; t0 < tiled_n; t0 += kTile)
       tile16(segs, x, xq, t0, q.data(), scales.data(), biases.data(), sums.data(), out + (r - r0), ld);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
   }
   _tile_release();
 }
