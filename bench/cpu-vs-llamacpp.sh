@@ -37,8 +37,11 @@ done
 mkdir -p "$work"
 log() { echo "cpu-vs-llamacpp: $*" >&2; }
 
-# Builds share a lock with whoever else builds in this tree.
-flock /tmp/meshinfer-build.lock cmake --build "$build" -j 2 --target meshinfer gguf_from_model >&2
+# Builds share a lock with whoever else builds in this tree; held to the end, so that no build
+# disturbs the timings (run the script as it is: under an outer flock it would wait for itself).
+exec 9>/tmp/meshinfer-build.lock
+flock 9
+cmake --build "$build" -j 2 --target meshinfer gguf_from_model >&2
 meshinfer=$build/cli/meshinfer convert=$build/bench/gguf_from_model
 
 # llama.cpp from npm: the binaries, and the header from the source bundle.
