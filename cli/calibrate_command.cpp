@@ -10,6 +10,7 @@
 #include <set>
 
 #include "cli/commands.hpp"
+#include "cli/progress_line.hpp"
 #include "engine/bench_import.hpp"
 #include "engine/error.hpp"
 #include "engine/json_input.hpp"
@@ -104,6 +105,7 @@ void print_cross_validation(const std::string& stack, const std::vector<sim::Cro
 }
 
 int calibrate(const CalibrateOptions& o) {
+  const StudyProgress progress("calibrate");
   auto m = engine::load_measurements(o.measurements);
   if (!o.imports.empty()) add_imports(o, m);
   const auto& catalog = engine::Catalog::builtin();

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/progress_line.hpp"
 #include "cli/output_file.hpp"
 #include "cli/study_shard.hpp"
 #include "cli/workload_flags.hpp"
@@ -60,7 +61,10 @@ int chaos(ChaosOptions& o) {
   q.workers = o.share.workers(o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))));
   if (o.share.sharded() && o.out.empty())
     throw engine::InputError("--out", "", "a shard needs --out for its shard file");
-  const auto campaign = sim::run_chaos(s, catalog, q);
+  const auto campaign = [&] {
+    const StudyProgress progress("chaos");
+    return sim::run_chaos(s, catalog, q);
+  }();
   if (o.share.sharded()) {
     o.share.write(o.share.file_beside(o.out, false));
     return 0;

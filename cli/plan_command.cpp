@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/progress_line.hpp"
 #include "cli/study_shard.hpp"
 #include "engine/config_card.hpp"
 #include "engine/error.hpp"
@@ -143,7 +144,10 @@ int plan(PlanOptions& o) {
   if (o.level) q.level = *o.level;
   q.workers = o.share.workers(o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))));
 
-  const auto result = sim::run_plan_sweep(q, catalog);
+  const auto result = [&] {
+    const StudyProgress progress("plan");
+    return sim::run_plan_sweep(q, catalog);
+  }();
   const std::string dir = o.out.empty() ? fmt::format("reports/out/plan-{}-{}", o.model, o.quant) : o.out;
   if (o.share.sharded()) {
     o.share.write(o.share.file_beside(dir, true));

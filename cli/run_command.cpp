@@ -1,13 +1,12 @@
 // meshinfer run: simulate a scenario, write its reports, check its expectations.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/progress_line.hpp"
 #include "cli/run_report.hpp"
 #include "engine/workload.hpp"
 #include "sim/scenario_run.hpp"
@@ -16,19 +15,13 @@ namespace cli {
 
 namespace {
 
-// A progress line on stderr: rewritten in place on a terminal, a new line
-// every few seconds in a log.
+// The requests done and the simulated time, as a progress line.
 engine::ProgressFn progress_line(bool quiet) {
   if (quiet) return {};
-  const bool tty = ::isatty(STDERR_FILENO);
-  const auto every = tty ? std::chrono::milliseconds(250) : std::chrono::milliseconds(5000);
-  auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
-  return [=](int done, int total, double simulated_s) {
-    const auto now = std::chrono::steady_clock::now();
-    if (done != total && now - *last < every) return;
-    *last = now;
-    fmt::print(stderr, "{}  requests {}/{}  simulated {:.2f} s{}", tty ? "\r" : "", done, total, simulated_s,
-               tty && done != total ? "" : "\n");
+  const auto line = std::make_shared<ProgressLine>("run");
+  return [line](int done, int total, double simulated_s) {
+    if (done == total) return line->finish();  // the summary follows
+    line->show(fmt::format("requests {}/{}, simulated {:.2f} s", done, total, simulated_s));
   };
 }
 

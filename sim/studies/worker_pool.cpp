@@ -28,25 +28,43 @@ void write_record(int fd, std::int32_t index, const IsolatedResult& r) {
   }
 }
 
-void parse_records(const std::string& buf, std::vector<IsolatedResult>& out) {
-  for (std::size_t at = 0; at + 13 <= buf.size();) {
+// Takes the whole records in `buf` from `at` on into `out`; returns how many
+// (a record still arriving stays for the next call).
+int parse_records(const std::string& buf, std::size_t& at, std::vector<IsolatedResult>& out) {
+  int parsed = 0;
+  for (; at + 13 <= buf.size(); ++parsed) {
     std::int32_t index;
     std::uint64_t len;
     std::memcpy(&index, buf.data() + at, 4);
     std::memcpy(&len, buf.data() + at + 5, 8);
-    if (index < 0 || static_cast<std::size_t>(index) >= out.size() || at + 13 + len > buf.size())
+    if (index < 0 || static_cast<std::size_t>(index) >= out.size())
       throw std::runtime_error("worker pool: corrupt result record");
+    if (at + 13 + len > buf.size()) break;
     out[index] = {buf[at + 4] == 1, buf.substr(at + 13, len)};
     at += 13 + len;
   }
+  return parsed;
+}
+
+ProgressFn g_progress;  // see ReportProgress
+
+void report(int done, int items) {
+  if (g_progress) g_progress(done, items);
 }
 
 }  // namespace
 
+ReportProgress::ReportProgress(ProgressFn fn) : previous_(std::move(g_progress)) { g_progress = std::move(fn); }
+ReportProgress::~ReportProgress() { g_progress = std::move(previous_); }
+
 std::vector<IsolatedResult> run_parallel(int items, int jobs, const std::function<std::string(int)>& fn) {
   std::vector<IsolatedResult> out(items, IsolatedResult{false, "worker died before reaching this item"});
+  report(0, items);
   if (jobs <= 1) {
-    for (int i = 0; i < items; ++i) out[i] = run_isolated([&] { return fn(i); });
+    for (int i = 0; i < items; ++i) {
+      out[i] = run_isolated([&] { return fn(i); });
+      report(i + 1, items);
+    }
     return out;
   }
   std::fflush(nullptr);
@@ -68,7 +86,8 @@ std::vector<IsolatedResult> run_parallel(int items, int jobs, const std::functio
   }
   // Drain every pipe as it fills, so no worker blocks on a full one.
   std::vector<std::string> bufs(jobs);
-  int open = jobs;
+  std::vector<std::size_t> parsed(jobs, 0);
+  int open = jobs, done = 0;
   char chunk[65536];
   while (open > 0) {
     if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) throw std::runtime_error("poll failed");
@@ -77,6 +96,7 @@ std::vector<IsolatedResult> run_parallel(int items, int jobs, const std::functio
       const ssize_t n = ::read(fds[w].fd, chunk, sizeof chunk);
       if (n > 0) {
         bufs[w].append(chunk, static_cast<std::size_t>(n));
+        if (const int ended = parse_records(bufs[w], parsed[w], out); ended > 0) report(done += ended, items);
       } else {
         ::close(fds[w].fd);
         fds[w].fd = -1;
@@ -85,7 +105,8 @@ std::vector<IsolatedResult> run_parallel(int items, int jobs, const std::functio
     }
   }
   for (pid_t pid : pids) ::waitpid(pid, nullptr, 0);
-  for (const auto& b : bufs) parse_records(b, out);
+  for (int w = 0; w < jobs; ++w)
+    if (parsed[w] != bufs[w].size()) throw std::runtime_error("worker pool: a result record ends early");
   return out;
 }
 

@@ -15,6 +15,22 @@ namespace sim {
 
 std::vector<IsolatedResult> run_parallel(int items, int jobs, const std::function<std::string(int)>& fn);
 
+// Told how a batch of run_parallel goes: (0, items) as it starts, then
+// (done, items) as each item ends, in this process.
+using ProgressFn = std::function<void(int done, int items)>;
+// While it lives, every run_parallel of this process reports to `fn`: what a
+// command shows as its progress line, however deep in a study the work runs.
+class ReportProgress {
+ public:
+  explicit ReportProgress(ProgressFn fn);
+  ~ReportProgress();
+  ReportProgress(const ReportProgress&) = delete;
+  ReportProgress& operator=(const ReportProgress&) = delete;
+
+ private:
+  ProgressFn previous_;
+};
+
 // One share of a study spread over machines: shard `index` of `count` runs
 // items index, index + count, index + 2 count, ...
 struct Shard {
