@@ -41,7 +41,8 @@ struct RunResult {
   std::vector<RequestRecord> requests;  // from rank 0's scheduler, by finish_run()
   std::vector<StepRecord> steps;
   std::vector<RunEvent> events;  // faults injected and what the engine did
-  std::vector<Sequence> sequences;  // by (sender, receiver); empty where the runtime numbers nothing
+  // What each node took of each other's numbered messages; empty where the runtime numbers none.
+  std::vector<Sequence> sequences;
   long tokens_recomputed = 0;    // KV rebuilt after re-placements
   // Each re-placement on the survivors: when, and the plan from then on.
   std::vector<std::pair<double, Plan>> placements;

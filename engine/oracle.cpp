@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <utility>
 
 #include "engine/fault_timeline.hpp"
 #include "engine/model_math.hpp"
@@ -31,11 +33,15 @@ class Judge {
  public:
   Judge(const Scenario& s, const Catalog& catalog, const json& report)
       : s_(s), catalog_(catalog), report_(report), bounds_{s.heartbeat_s, s.heartbeat_timeout_s} {
-    for (const Outage& o : outages(s, catalog))
+    const std::vector<Outage> all = outages(s, catalog);
+    for (const Outage& o : all)
       if (o.silence_s > bounds_.may_detect_above()) noticeable_.push_back(o);
+    for (const Outage& o : all)
+      noticed_.push_back({o.silence_s > bounds_.may_detect_above() ? o.start_s : kForever, o});
   }
 
   std::vector<std::string> run() {
+    check_sequences();
     check_failures();
     check_suspects();
     check_bounds();
@@ -44,12 +50,45 @@ class Judge {
   }
 
  private:
-  // Outages detection may act on, begun by `t`.
+  // Outages detection may act on by `t`: silent past the timeout, or found to have lost a message.
   std::vector<Outage> noticeable_by(double t) const {
     std::vector<Outage> v;
-    for (const Outage& o : noticeable_)
-      if (o.start_s <= t) v.push_back(o);
+    for (const auto& [from, o] : noticed_)
+      if (from <= t) v.push_back(o);
     return v;
+  }
+
+  // The real transports number each peer's messages and fail a peer whose
+  // numbers skip one: a message is never taken in place of a lost one. A lost
+  // message is what a cable outage does (to either end's cables: a detour's
+  // hop is lost too) or what the nodes an unknown outage takes may do; from
+  // the moment a receiver found one, detection may act on that outage.
+  void check_sequences() {
+    if (!report_.contains("sequences")) return;
+    for (const auto& q : report_["sequences"]) {
+      const std::string from = q["from"].get<std::string>(), to = q["to"].get<std::string>();
+      const auto taken = q["taken"].get<std::uint64_t>(), numbered = q["numbered"].get<std::uint64_t>();
+      if (taken < numbered)
+        out_.push_back(
+            fmt::format("stand-in: {} took {} messages from {} numbered up to {}: {} taken in place of "
+                        "one lost before it, where the real transports fail the sender",
+                        to, taken, from, numbered, numbered - taken));
+      if (q["gap_s"].is_null()) continue;
+      const double t = q["gap_s"].get<double>();
+      const int a = s_.node_index(from), b = s_.node_index(to);
+      bool explained = false;
+      for (auto& [noticed_from, o] : noticed_)
+        if (o.start_s <= t &&
+            (o.kind == Outage::kAnyNodes || (o.kind == Outage::kCable && (touches(o, a) || touches(o, b))))) {
+          noticed_from = std::min(noticed_from, t);
+          explained = true;
+        }
+      if (!explained)
+        out_.push_back(
+            fmt::format("lost message: {} found a message from {} lost at {:.3f} s, though no cable of "
+                        "either had been down",
+                        to, from, t));
+    }
   }
 
   static std::string causes(const std::vector<Outage>& outages) {
@@ -151,7 +190,7 @@ class Judge {
       if (seen.empty()) {
         out_.push_back(
             fmt::format("false suspicion: {} detected at {:.3f} s, when no node or cable had been silent "
-                        "for the heartbeat timeout ({} s)",
+                        "for the heartbeat timeout ({} s) or lost a message",
                         e["target"].get<std::string>(), t, bounds_.timeout_s));
         continue;
       }
@@ -171,8 +210,8 @@ class Judge {
   // time while the instance serves, unless the next outage falls before that:
   // the first one, and a later one that strikes an instance recovered from all
   // before it. (The schedule alone does not tell how long a recovery takes, so
-  // a later one in a recovery, or one after the coordinator or its own node was
-  // already lost, is not held to the bound.)
+  // one in a recovery (after a lost message, even the first), or one after the
+  // coordinator or its own node was already lost, is not held to the bound.)
   void check_bounds() {
     double serving_until = -1;
     for (const auto& r : report_["requests"])
@@ -186,7 +225,7 @@ class Judge {
       const double due = o.start_s + bounds_.must_detect_within();
       if (o.kind == Outage::kCable || o.silence_s < bounds_.must_detect_above() || serving_until <= due) continue;
       if (i + 1 < noticeable_.size() && noticeable_[i + 1].start_s <= due) continue;
-      if (i > 0 && !recovered_from_all_before(i, failed_at, due)) continue;
+      if (in_recovery_at(o.start_s) || (i > 0 && !recovered_from_all_before(i, failed_at, due))) continue;
       if (!detected_between(o.start_s, due))
         out_.push_back(
             fmt::format("late detection: {} at {:.3f} s silenced a node, but nothing was detected by {:.3f} s "
@@ -201,20 +240,27 @@ class Judge {
     });
   }
 
+  // Something was detected before `t` and not yet recovered from.
+  bool in_recovery_at(double t) const {
+    double last_detected = -1, last_recovered = -1;
+    for (const auto& e : report_["events"]) {
+      if (e["t_s"].get<double>() >= t) continue;
+      if (e["kind"] == "detected") last_detected = std::max(last_detected, e["t_s"].get<double>());
+      if (e["kind"] == "recovered") last_recovered = std::max(last_recovered, e["t_s"].get<double>());
+    }
+    return last_detected > last_recovered;
+  }
+
   // Outage `i` (a later one) strikes a serving instance that has recovered from
   // every earlier outage, or outlived it unnoticed, and still has its node and
   // its coordinator; the instance does not fail by its due time.
   bool recovered_from_all_before(std::size_t i, double failed_at, double due) const {
     const Outage& o = noticeable_[i];
     if (o.kind == Outage::kAnyNodes || (failed_at >= 0 && failed_at <= due)) return false;
-    double last_detected = -1, last_recovered = -1;
-    for (const auto& e : report_["events"]) {
-      const double t = e["t_s"].get<double>();
-      if (t >= o.start_s) continue;
-      if (e["kind"] == "detected") last_detected = std::max(last_detected, t);
-      if (e["kind"] == "recovered") last_recovered = std::max(last_recovered, t);
-    }
-    if (last_detected > last_recovered) return false;  // in a recovery
+    double last_recovered = -1;
+    for (const auto& e : report_["events"])
+      if (e["kind"] == "recovered" && e["t_s"].get<double>() < o.start_s)
+        last_recovered = std::max(last_recovered, e["t_s"].get<double>());
     return std::all_of(noticeable_.begin(), noticeable_.begin() + i, [&](const Outage& p) {
       if (node_lost(p, 0) || touches(p, o.node)) return false;
       const bool unnoticed = p.start_s + p.silence_s < o.start_s && p.silence_s < bounds_.must_detect_above();
@@ -240,7 +286,8 @@ class Judge {
   const Catalog& catalog_;
   const json& report_;
   DetectionBounds bounds_;
-  std::vector<Outage> noticeable_;
+  std::vector<Outage> noticeable_;                  // silent past the timeout, in start order
+  std::vector<std::pair<double, Outage>> noticed_;  // every outage, and from when detection may act on it
   std::vector<std::string> out_;
 };
 

@@ -7,14 +7,17 @@
 //     model, or a client out of tries; reroute: a node lost or a cable no
 //     third live node can bridge; fallback: a node lost);
 //   - nothing is detected before any node or cable was silent past the
-//     heartbeat timeout (no false suspicion), and, while the instance serves
+//     heartbeat timeout or lost a message (no false suspicion), and, while the instance serves
 //     under its coordinator, a detection names a node an outage silenced or
 //     an end of a silenced cable (no wrong suspect);
 //   - a node silenced well past the timeout is detected within the bound the
 //     heartbeat settings imply, while the instance serves: the first such
 //     outage, and each later one that strikes an instance recovered from all
 //     before it;
-//   - every completed request has each of its tokens exactly once.
+//   - every completed request has each of its tokens exactly once;
+//   - no message was taken in place of a lost one (the report's sequences),
+//     and a loss a receiver found has a cable outage to explain it; detection
+//     may act on that outage from then on, however short it was.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -119,6 +119,20 @@ ordered_json events_json(const RunResult& r) {
   return out;
 }
 
+// The senders whose numbering showed a receiver a lost message: a gap found,
+// or (a runtime at fault) a message taken past one never taken.
+ordered_json sequences_json(const Scenario& s, const RunResult& r) {
+  ordered_json out = ordered_json::array();
+  for (const Sequence& q : r.sequences)
+    if (q.gap_s >= 0 || q.taken != q.numbered)
+      out.push_back({{"from", s.nodes[q.from].name},
+                     {"to", s.nodes[q.to].name},
+                     {"taken", q.taken},
+                     {"numbered", q.numbered},
+                     {"gap_s", time_or_null(q.gap_s)}});
+  return out;
+}
+
 // What the faults cost: detection and recovery times from the first fault,
 // downtime until serving again (or the end), work redone, failures by cause.
 // A fault due after the run ended was never applied: it is counted apart.
@@ -266,6 +280,7 @@ ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan&
   report["timeline"] = timeline_json(s, catalog, r);
   report["distributions"] = distributions_json(r);
   report["events"] = events_json(r);
+  if (auto lost = sequences_json(s, r); !lost.empty()) report["sequences"] = std::move(lost);
   report["phases"] = recovery_phases(r);
   report["placements"] = ordered_json::array();
   for (const auto& [t, p] : r.placements) report["placements"].push_back({{"t_s", t}, {"plan", plan_json(p)}});

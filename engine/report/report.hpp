@@ -35,6 +35,11 @@
 //   events        (fault runs only) [{t_s, kind, target, detail}] in time order
 //                  (engine/events.hpp RunEvent): faults injected and what the engine
 //                  did about them; target a node name, "a-b" for a link, or empty
+//   sequences     (only when a message was lost) [{from, to, taken, numbered, gap_s}]
+//                  each sender whose numbered messages showed a receiver a loss
+//                  (engine/events.hpp Sequence): gap_s when it found a number
+//                  skipped (null: never), taken < numbered when it took a message
+//                  past one it never took, in its place
 //   phases        (fault runs only) [{kind, target, start_s, end_s}], e.g. detect
 //                  or recover; end_s null when still open at the end of the run
 //   placements    [{t_s, plan}] each re-placement on the survivors and the plan

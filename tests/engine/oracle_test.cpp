@@ -182,4 +182,54 @@ TEST(Oracle, ACompletedRequestWithATokenTwiceIsFlagged) {
   EXPECT_TRUE(mentions(v, "produced twice or never")) << testing::PrintToString(v);
 }
 
+json sequence(const std::string& from, const std::string& to, int taken, int numbered, double gap_s = -1) {
+  return {{"from", from},
+          {"to", to},
+          {"taken", taken},
+          {"numbered", numbered},
+          {"gap_s", gap_s >= 0 ? json(gap_s) : json(nullptr)}};
+}
+
+json with_sequences(json report, std::vector<json> sequences) {
+  report["sequences"] = std::move(sequences);
+  return report;
+}
+
+// A flap far shorter than the timeout dropped m2's message 4 to m3, and m3
+// took message 5 in its place: nothing was detected and every request
+// completed, but the real transports would have failed m2 at the gap.
+TEST(Oracle, ARunThatTookAMessageInPlaceOfALostOneIsFlagged) {
+  auto s = four_nodes(engine::RecoveryPolicy::kReplan, {});
+  s.faults = {fault(engine::FaultKind::kLinkDown, 1, s, "m2-m3", 0.01)};
+  const json calm_looking = run(5, {request(0, "completed", 16, 5)}, {});
+  EXPECT_TRUE(judge(s, calm_looking).empty());
+  const auto v = judge(s, with_sequences(calm_looking, {sequence("m2", "m3", 120, 121)}));
+  EXPECT_TRUE(mentions(v, "stand-in: m3 took 120 messages from m2 numbered up to 121")) << testing::PrintToString(v);
+}
+
+// The same loss, found as a gap: m3 fails m2, and under fail-stop the instance
+// ends. The short outage justifies that detection and failure from the gap on.
+TEST(Oracle, AMessageLostToAShortOutageJustifiesDetectingItsSenderFromTheGapOn) {
+  auto s = four_nodes(engine::RecoveryPolicy::kFailStop, {});
+  s.faults = {fault(engine::FaultKind::kLinkDown, 1, s, "m2-m3", 0.01)};
+  const json failed = run(1.2, {request(0, "failed", 3, -1, kInstanceFailed)},
+                          {event(1.1, "detected", "m2"), event(1.1, "instance-failed", "m2")});
+  EXPECT_TRUE(mentions(judge(s, failed), "false suspicion"));
+  EXPECT_TRUE(judge(s, with_sequences(failed, {sequence("m2", "m3", 4, 4, 1.05)})).empty());
+  // Not before the gap was found, and not on a bystander's word.
+  EXPECT_TRUE(mentions(judge(s, with_sequences(failed, {sequence("m2", "m3", 4, 4, 1.15)})), "false suspicion"));
+  json bystander = with_sequences(failed, {sequence("m2", "m3", 4, 4, 1.05)});
+  bystander["events"][0]["target"] = "m4";
+  EXPECT_TRUE(mentions(judge(s, bystander), "wrong suspect"));
+}
+
+TEST(Oracle, AMessageLostWithNoCableOutageToExplainItIsFlagged) {
+  auto s = four_nodes(engine::RecoveryPolicy::kReplan, {});
+  s.faults = {fault(engine::FaultKind::kNodeSlow, 1, s, "m2", 2)};
+  s.faults[0].factor = 0.3;
+  const auto v =
+      judge(s, with_sequences(run(5, {request(0, "completed", 16, 5)}, {}), {sequence("m2", "m3", 4, 4, 1.5)}));
+  EXPECT_TRUE(mentions(v, "lost message: m3 found a message from m2 lost at 1.500 s")) << testing::PrintToString(v);
+}
+
 }  // namespace
