@@ -164,13 +164,17 @@ json simulate_candidate(const PlanQuery& q, const Spec& spec, const engine::Cata
   return f;
 }
 
-std::string describe(const json& c) {
+}  // namespace
+
+std::string describe_candidate(const nlohmann::ordered_json& c) {
   std::map<std::string, int> count;
   for (const auto& hw : c["nodes"]) count[hw.get<std::string>()] += 1;
   std::string out;
   for (const auto& [hw, k] : count) out += fmt::format("{}{}x {}", out.empty() ? "" : " + ", k, hw);
   return fmt::format("{} / {} / {}", out, c["link"].get<std::string>(), c["strategy"].get<std::string>());
 }
+
+namespace {
 
 // The SLO verdict of a simulated candidate, or empty when it meets it.
 std::string slo_miss(const PlanQuery& q, const json& f) {
@@ -212,6 +216,28 @@ std::string workload_text(const engine::Workload& w) {
 double decode_speed(const json& c) { return c["figures"]["decode_tokens_per_s"].get<double>(); }
 double price(const json& c) { return c["price_usd"].get<double>(); }
 
+// Why the answer is not cheaper: the candidates of the next lower price (the
+// next smaller cluster) and why the best of them fails, by the figure it
+// misses or the reason it was dropped. Empty when nothing was cheaper.
+std::string why_not_cheaper(const json& all, std::size_t answer) {
+  const json* best = nullptr;
+  for (const auto& c : all) {
+    if (price(c) >= price(all[answer])) continue;
+    const auto better = [&] {
+      if (price(c) != price(*best)) return price(c) > price(*best);
+      if ((c["status"] == "simulated") != ((*best)["status"] == "simulated")) return c["status"] == "simulated";
+      return c["status"] == "simulated" && decode_speed(c) > decode_speed(*best);
+    };
+    if (!best || better()) best = &c;
+  }
+  if (!best) return "";
+  const std::string why = (*best)["status"] == "simulated" ? (*best)["verdict"].get<std::string>()
+                                                            : (*best)["status"].get<std::string>() + ": " +
+                                                                  (*best).value("reason", std::string());
+  return fmt::format("; the next cheaper, #{} {} ({:.0f} USD), {}", (*best)["index"].get<int>(), describe_candidate(*best),
+                     price(*best), why);
+}
+
 void rank(const PlanQuery& q, json& out) {
   json& all = out["candidates"];
   std::optional<std::size_t> cheapest, fastest;
@@ -235,7 +261,7 @@ void rank(const PlanQuery& q, json& out) {
   json& ranked = out["candidates"];  // again: a key added to `out` moves what `all` pointed into
   const std::string verdict =
       cheapest ? fmt::format("the cheapest{}: #{}, {}, {:.0f} USD, {:.2f} decode tok/s under the workload", meeting,
-                             *cheapest, describe(ranked[*cheapest]), price(ranked[*cheapest]),
+                             *cheapest, describe_candidate(ranked[*cheapest]), price(ranked[*cheapest]),
                              decode_speed(ranked[*cheapest]))
       : fastest ? kNoneMeetsSlo
                 : "no candidate could be simulated; plan.json says why each was dropped";
@@ -251,10 +277,11 @@ void rank(const PlanQuery& q, json& out) {
     else if (cheapest)
       c["verdict"] = fmt::format("{}costs {:.0f} USD more than #{} ({}) for {:+.0f}% decode speed",
                                  has_slo(q) ? "meets the SLO but " : "", price(c) - price(ranked[*cheapest]),
-                                 *cheapest, describe(ranked[*cheapest]),
+                                 *cheapest, describe_candidate(ranked[*cheapest]),
                                  100 * (decode_speed(c) / decode_speed(ranked[*cheapest]) - 1));
   }
-  out["verdict"] = verdict;  // last, for the same reason
+  // After the candidates' verdicts: a cheaper one that was simulated fails by its own.
+  out["verdict"] = cheapest ? verdict + why_not_cheaper(ranked, *cheapest) : verdict;  // last, for the same reason
 }
 
 }  // namespace
@@ -338,16 +365,16 @@ json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog) {
 
 std::string render_plan_table(const json& plan) {
   const auto& q = plan["query"];
-  std::string out = fmt::format("SLO: {}. Workload: {}.\n",
-                                slo_text(q["slo_ttft_s"].get<double>(), q["slo_itl_s"].get<double>()),
-                                q["workload"].get<std::string>());
+  std::string out = "verdict: " + plan["verdict"].get<std::string>() + "\n";
+  out += fmt::format("SLO: {}. Workload: {}.\n", slo_text(q["slo_ttft_s"].get<double>(), q["slo_itl_s"].get<double>()),
+                     q["workload"].get<std::string>());
   out += fmt::format("{:>4}  {:<44} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8}  {}\n", "#", "cluster / link / plan", "price",
                      "tok/s b1", "tok/s", "TTFT p99", "ITL p99", "N+1", "verdict");
   for (const auto& c : plan["candidates"]) {
     if (c["status"] != "simulated") continue;
     const auto& f = c["figures"];
     out += fmt::format("{:>4}  {:<44} {:>9.0f} {:>9.2f} {:>9.2f} {:>8.3f}s {:>8.1f}ms {:>8}  {}\n",
-                       c["index"].get<int>(), describe(c), c["price_usd"].get<double>(),
+                       c["index"].get<int>(), describe_candidate(c), c["price_usd"].get<double>(),
                        f["decode_tokens_per_s_batch1"].get<double>(), f["decode_tokens_per_s"].get<double>(),
                        f["ttft_s"]["p99"].get<double>(), 1e3 * f["itl_s"]["p99"].get<double>(),
                        f["n_plus_1"]["tolerant"].get<bool>() ? "yes" : "no", c.value("verdict", ""));
@@ -356,17 +383,16 @@ std::string render_plan_table(const json& plan) {
   for (const auto& c : plan["candidates"]) dropped += c["status"] != "simulated";
   out += fmt::format("{} candidates simulated, {} dropped or failed (reasons in plan.json)\n",
                      plan["candidates"].size() - dropped, dropped);
-  out += "verdict: " + plan["verdict"].get<std::string>() + "\n";
   return out;
 }
 
 std::string render_plan_markdown(const json& plan) {
   const auto& q = plan["query"];
   std::string out = fmt::format(
-      "# Capacity plan: {} {}\n\nSLO: {}. Workload: {}. Profile: {}; {} level.\n\n", q["model"].get<std::string>(),
-      q["quant"].get<std::string>(), slo_text(q["slo_ttft_s"].get<double>(), q["slo_itl_s"].get<double>()),
-      q["workload"].get<std::string>(), q["profile"].get<std::string>(), q["simulation_level"].get<std::string>());
-  out += "**Verdict:** " + plan["verdict"].get<std::string>() + ".\n\n";
+      "# Capacity plan: {} {}\n\n**Verdict:** {}.\n\nSLO: {}. Workload: {}. Profile: {}; {} level.\n\n",
+      q["model"].get<std::string>(), q["quant"].get<std::string>(), plan["verdict"].get<std::string>(),
+      slo_text(q["slo_ttft_s"].get<double>(), q["slo_itl_s"].get<double>()), q["workload"].get<std::string>(),
+      q["profile"].get<std::string>(), q["simulation_level"].get<std::string>());
   out +=
       "| # | cluster / link / plan | price USD | power W | decode tok/s (batch 1) | decode tok/s | prefill tok/s | "
       "TTFT p50/p99 s | ITL p50/p99 ms | KV tokens | tok/J | N+1 | verdict |\n"
@@ -382,7 +408,7 @@ std::string render_plan_markdown(const json& plan) {
     out += fmt::format(
         "| {} | {} | {:.0f} | {:.0f} | {:.2f} | {:.2f} | {:.1f} | {:.3f}/{:.3f} | {:.1f}/{:.1f} | {:.0f} | {:.3f} | {} "
         "| {} |\n",
-        c["index"].get<int>(), describe(c), c["price_usd"].get<double>(), c["power_w"].get<double>(),
+        c["index"].get<int>(), describe_candidate(c), c["price_usd"].get<double>(), c["power_w"].get<double>(),
         f["decode_tokens_per_s_batch1"].get<double>(), f["decode_tokens_per_s"].get<double>(),
         f["prefill_tokens_per_s"].get<double>(), f["ttft_s"]["p50"].get<double>(), f["ttft_s"]["p99"].get<double>(),
         1e3 * f["itl_s"]["p50"].get<double>(), 1e3 * f["itl_s"]["p99"].get<double>(),
@@ -391,7 +417,7 @@ std::string render_plan_markdown(const json& plan) {
   out += "\n## Dropped\n\n| # | cluster / link / plan | reason |\n|---|---|---|\n";
   for (const auto& c : plan["candidates"])
     if (c["status"] != "simulated")
-      out += fmt::format("| {} | {} | {} |\n", c["index"].get<int>(), describe(c), c["reason"].get<std::string>());
+      out += fmt::format("| {} | {} | {} |\n", c["index"].get<int>(), describe_candidate(c), c["reason"].get<std::string>());
   return out;
 }
 

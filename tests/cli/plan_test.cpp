@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/report/markup.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {
@@ -49,9 +50,15 @@ TEST(Plan, HtmlChartsEverySimulatedCandidateAndTheSlo) {
   std::size_t simulated = 0;
   for (const auto& c : plan["candidates"]) simulated += c["status"] == "simulated";
   const std::string html = read_file(out + "/plan.html");
-  // Each simulated candidate once in each of the two charts.
-  EXPECT_EQ(count(html, "<circle class=\"point"), 2 * simulated);
+  // Each simulated candidate once in each of the three charts (speed and TTFT by node count, price).
+  EXPECT_EQ(count(html, "<circle class=\"point"), 3 * simulated);
+  EXPECT_EQ(count(html, "data-ttft-s=\""), simulated);
   EXPECT_EQ(count(html, "data-tokens-per-s=\"12.5\"></line>"), 1u);  // the SLO line at 1 / 80 ms
+  // Every candidate in a table: the simulated with their verdict, the dropped with why.
+  EXPECT_EQ(count(html, "<tr data-index="), plan["candidates"].size());
+  for (const auto& c : plan["candidates"])
+    if (c["status"] != "simulated")
+      EXPECT_NE(html.find(engine::escape_markup(c["reason"].get<std::string>())), std::string::npos) << c["reason"];
   EXPECT_EQ(count(html, " chosen\""), plan["cheapest_meeting_slo"] == plan["fastest"] ? 1u : 2u);
   EXPECT_EQ(html.find("http"), std::string::npos);
 }
@@ -79,6 +86,29 @@ TEST(Plan, StatesItsSloWorkloadAndVerdictAndClaimsNoSloNobodyGave) {
   EXPECT_NE(read_file(itl + "/plan.md").find("SLO: ITL p99 <= 80 ms. Workload:"), std::string::npos);
   EXPECT_NE(bounded.output.find("verdict: the cheapest meeting the SLO: #1, 2x m3-ultra-512gb"), std::string::npos)
       << bounded.output;
+}
+
+// The answer comes first, and says why the next smaller cluster would not do:
+// the figure it misses by how much, or why it could not even be placed.
+TEST(Plan, TheFirstLineIsTheAnswerAndWhyTheNextCheaperFails) {
+  const std::string slo = testsupport::fresh_dir("plan-why-slo"), fit = testsupport::fresh_dir("plan-why-fit");
+  const auto r = run_cli(
+      "plan --model qwen3-235b-a22b --quant 8bit --hardware m3-ultra-512gb,m3-ultra-256gb --max-nodes 3 "
+      "--links tb5-rdma --strategies tensor-uneven --slo ttft=0.9s --out " + slo);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("verdict: the cheapest meeting the SLO: #", 0), 0u) << r.output;
+  const std::string first_line = r.output.substr(0, r.output.find('\n'));
+  EXPECT_NE(first_line.find("; the next cheaper, #"), std::string::npos) << first_line;
+  EXPECT_NE(first_line.find("misses the SLO: TTFT p99 0.923 s > 0.900 s"), std::string::npos) << first_line;
+  EXPECT_EQ(read_file(slo + "/plan.md").find("# Capacity plan: qwen3-235b-a22b 8bit\n\n**Verdict:** the cheapest"), 0u);
+
+  const auto dropped = run_cli("plan --model qwen3-235b-a22b --quant 8bit --hardware m3-ultra-256gb --max-nodes 2 "
+                               "--links tb5-rdma --strategies tensor --out " + fit);
+  ASSERT_EQ(dropped.exit_code, 0) << dropped.output;
+  EXPECT_NE(dropped.output.find("; the next cheaper, #0 1x m3-ultra-256gb / tb5-rdma / tensor (8099 USD), dropped: "
+                                "tensor: node n1 (m3-ultra-256gb) needs 249.8 GB of weights but has 247.4 GB usable"),
+            std::string::npos)
+      << dropped.output;
 }
 
 TEST(Plan, NothingMeetsAnImpossibleSloAndSaysWhy) {

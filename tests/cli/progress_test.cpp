@@ -19,8 +19,8 @@ TEST(Progress, PlanOnATerminalShowsItsSimulationsOnOneLineItErasesBeforeTheResul
   const std::size_t line = r.output.find("\r\033[Kplan: ");
   ASSERT_NE(line, std::string::npos) << r.output;
   EXPECT_NE(r.output.find(" simulations, ", line), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("\r\033[KSLO: ", line), std::string::npos) << "the results start on a clean line\n"
-                                                                       << r.output;
+  EXPECT_NE(r.output.find("\r\033[Kverdict: ", line), std::string::npos) << "the results start on a clean line\n"
+                                                                           << r.output;
 }
 
 TEST(Progress, PlanInALogPrintsNoneOfItForAShortRun) {
@@ -28,7 +28,7 @@ TEST(Progress, PlanInALogPrintsNoneOfItForAShortRun) {
   const auto r = testsupport::run_cli(kPlan + dir);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find(" simulations, "), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.rfind("SLO: ", 0), 0u) << r.output;
+  EXPECT_EQ(r.output.rfind("verdict: ", 0), 0u) << r.output;
 }
 
 }  // namespace
