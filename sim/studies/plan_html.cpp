@@ -153,11 +153,11 @@ std::string render_plan_html(const ordered_json& plan) {
   std::string out;
   page_head(out, "meshinfer plan: " + str(q, "model"));
   put(out,
-      "<header><h1>Capacity plan: {} {}</h1><p class=\"muted\">{} candidates, {} simulated; profile {}; SLO: {}; "
-      "workload: {}</p><p class=\"verdict\">Verdict: {}.</p></header>",
-      escape_markup(str(q, "model")), escape_markup(str(q, "quant")), plan.at("candidates").size(), points.size(),
-      escape_markup(str(q, "profile")), escape_markup(slo_text(dbl(q, "slo_ttft_s"), dbl(q, "slo_itl_s"))),
-      escape_markup(str(q, "workload")), escape_markup(str(plan, "verdict")));
+      "<header><h1>Capacity plan: {} {}</h1><p class=\"verdict\">Verdict: {}.</p><p class=\"muted\">{} candidates, "
+      "{} simulated; profile {}; {}workload: {}</p></header>",
+      escape_markup(str(q, "model")), escape_markup(str(q, "quant")), escape_markup(str(plan, "verdict")),
+      plan.at("candidates").size(), points.size(), escape_markup(str(q, "profile")),
+      escape_markup(slo_text(dbl(q, "slo_ttft_s"), dbl(q, "slo_itl_s"), "; ")), escape_markup(str(q, "workload")));
   by_nodes(out, plan, links, points,
            {"speed-by-nodes", "Decode tokens/s against node count, per link type (best plan of each count joined)",
             "decode tokens/s (under the workload)", "data-tokens-per-s", speed, false, 0});

@@ -189,11 +189,11 @@ bool has_slo(const PlanQuery& q) { return q.slo_ttft_s > 0 || q.slo_itl_s > 0; }
 
 }  // namespace
 
-std::string slo_text(double ttft_s, double itl_s) {
+std::string slo_text(double ttft_s, double itl_s, const std::string& end) {
   std::vector<std::string> bounds;
   if (ttft_s > 0) bounds.push_back(fmt::format("TTFT p99 <= {:g} s", ttft_s));
   if (itl_s > 0) bounds.push_back(fmt::format("ITL p99 <= {:g} ms", 1e3 * itl_s));
-  return bounds.empty() ? "none" : fmt::format("{}", fmt::join(bounds, ", "));
+  return bounds.empty() ? "" : fmt::format("SLO: {}{}", fmt::join(bounds, ", "), end);
 }
 
 namespace {
@@ -366,7 +366,7 @@ json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog) {
 std::string render_plan_table(const json& plan) {
   const auto& q = plan["query"];
   std::string out = "verdict: " + plan["verdict"].get<std::string>() + "\n";
-  out += fmt::format("SLO: {}. Workload: {}.\n", slo_text(q["slo_ttft_s"].get<double>(), q["slo_itl_s"].get<double>()),
+  out += fmt::format("{}Workload: {}.\n", slo_text(q["slo_ttft_s"].get<double>(), q["slo_itl_s"].get<double>(), ". "),
                      q["workload"].get<std::string>());
   out += fmt::format("{:>4}  {:<44} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8}  {}\n", "#", "cluster / link / plan", "price",
                      "tok/s b1", "tok/s", "TTFT p99", "ITL p99", "N+1", "verdict");
@@ -389,9 +389,9 @@ std::string render_plan_table(const json& plan) {
 std::string render_plan_markdown(const json& plan) {
   const auto& q = plan["query"];
   std::string out = fmt::format(
-      "# Capacity plan: {} {}\n\n**Verdict:** {}.\n\nSLO: {}. Workload: {}. Profile: {}; {} level.\n\n",
+      "# Capacity plan: {} {}\n\n**Verdict:** {}.\n\n{}Workload: {}. Profile: {}; {} level.\n\n",
       q["model"].get<std::string>(), q["quant"].get<std::string>(), plan["verdict"].get<std::string>(),
-      slo_text(q["slo_ttft_s"].get<double>(), q["slo_itl_s"].get<double>()), q["workload"].get<std::string>(),
+      slo_text(q["slo_ttft_s"].get<double>(), q["slo_itl_s"].get<double>(), ". "), q["workload"].get<std::string>(),
       q["profile"].get<std::string>(), q["simulation_level"].get<std::string>());
   out +=
       "| # | cluster / link / plan | price USD | power W | decode tok/s (batch 1) | decode tok/s | prefill tok/s | "

@@ -34,7 +34,8 @@ nlohmann::ordered_json run_plan_sweep(const PlanQuery& q, const engine::Catalog&
 
 std::string render_plan_markdown(const nlohmann::ordered_json& plan);
 // "TTFT p99 <= 2 s, ITL p99 <= 80 ms", or "none" when neither bound is given (0).
-std::string slo_text(double ttft_s, double itl_s);
+// "SLO: TTFT p99 <= 2 s, ITL p99 <= 80 ms" and `end`; "" without an SLO, so no output claims one nobody gave.
+std::string slo_text(double ttft_s, double itl_s, const std::string& end);
 // A candidate of plan.json in a line: "2x m3-ultra-512gb / tb5-rdma / tensor".
 std::string describe_candidate(const nlohmann::ordered_json& candidate);
 std::string render_plan_table(const nlohmann::ordered_json& plan);  // for stdout

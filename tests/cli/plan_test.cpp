@@ -71,9 +71,11 @@ TEST(Plan, StatesItsSloWorkloadAndVerdictAndClaimsNoSloNobodyGave) {
   const auto r = run_cli(sweep + " --out " + none);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string md = read_file(none + "/plan.md");
-  EXPECT_NE(md.find("SLO: none. Workload: 1 request of 512 prompt + 128 output tokens, closed loop, concurrency 1."),
+  EXPECT_NE(md.find("\n\nWorkload: 1 request of 512 prompt + 128 output tokens, closed loop, concurrency 1."),
             std::string::npos)
       << md;
+  EXPECT_EQ(md.find("SLO"), std::string::npos) << "no SLO line without an SLO\n" << md;
+  EXPECT_EQ(r.output.find("SLO"), std::string::npos) << r.output;
   EXPECT_NE(md.find("**Verdict:** the cheapest: #0, 1x m3-ultra-512gb / tb5-rdma / tensor"), std::string::npos) << md;
   EXPECT_EQ(md.find("<= 0 s"), std::string::npos) << md;
   EXPECT_EQ(md.find("meeting the SLO"), std::string::npos) << md;
