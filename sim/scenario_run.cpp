@@ -40,6 +40,7 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
   faults.start();
   start_deadline_watchdog(s.deadline_s, result.events);
   engine::finish_run(result, simulation.run());
+  result.sequences = simulation.sequences();
   for (std::size_t r = 0; r < s.nodes.size(); ++r)
     if (result.nodes[r].error.empty() && !simulation.errors()[r].empty())
       result.nodes[r].error = simulation.errors()[r];

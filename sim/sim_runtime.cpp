@@ -1,5 +1,7 @@
 #include "sim/sim_runtime.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <exception>
 #include <memory>
@@ -18,6 +20,8 @@ namespace {
 
 struct Envelope {
   int tag;
+  int path;              // the sender's route to the receiver when sent (SimRuntime::Peer)
+  std::uint64_t number;  // on that path
   engine::Payload payload;
 };
 
@@ -35,8 +39,14 @@ std::string mailbox_name(int src, int dst, int channel) {
 }
 
 SimRuntime::SimRuntime(int rank, const PlatformSpec& platform, const std::vector<double>& speed, int channel,
-                       FlowBoard* flows, double quiet_until_s)
-    : rank_(rank), channel_(channel), platform_(platform), speed_(speed), quiet_until_s_(quiet_until_s), flows_(flows) {
+                       FlowBoard* flows, double quiet_until_s, std::vector<Numbering>* numbering)
+    : rank_(rank),
+      channel_(channel),
+      platform_(platform),
+      speed_(speed),
+      quiet_until_s_(quiet_until_s),
+      flows_(flows),
+      numbering_(numbering) {
   for (int p = 0; p < world(); ++p) {
     Peer peer;
     peer.wire = platform.wire_between(rank, p);
@@ -101,7 +111,14 @@ bool SimRuntime::use_secondary_network() {
   settle();
   sg4::this_actor::set_host(sg4::Host::by_name(secondary_host(platform_.hosts[rank_])));
   on_secondary_ = true;
-  for (Peer& peer : peers_) peer.route = nullptr;
+  for (Peer& peer : peers_) {
+    peer.route = nullptr;
+    ++peer.path;
+    peer.next_number = 0;
+    // Reached on new connections from now on: what the peer sent on the
+    // old route and lost is lost with it, not a gap in what comes here.
+    for (Peer::Path& from : peer.from) from.resumes = true;
+  }
   return true;
 }
 
@@ -151,6 +168,8 @@ bool SimRuntime::route_via(int dst, int relay) {
   peer.host = sg4::Host::by_name(platform_.hosts[relay]);
   peer.outbox = hop;
   peer.route = nullptr;
+  ++peer.path;
+  peer.next_number = 0;
   peer.onward = card;
   if (flows_) peer.onward_route = &flows_->route(peer.host, far_end);
   return true;
@@ -159,7 +178,7 @@ bool SimRuntime::route_via(int dst, int relay) {
 void SimRuntime::send(int dst, int tag, engine::Payload payload) {
   settle();
   wait_while_hung();
-  const Peer& peer = peers_.at(dst);
+  Peer& peer = peers_.at(dst);
   if (!on_secondary_ && !peer.wire) throw engine::PeerFailure(dst, "no cable from " + platform_.hosts[rank_]);
   const engine::LinkCard& card = on_secondary_ ? *platform_.secondary : peer.wire->card;
   // The sender's software cost per message (syscall, doorbell, copy setup).
@@ -170,7 +189,11 @@ void SimRuntime::send(int dst, int tag, engine::Payload payload) {
   // transfer it starts are on.)
   if (!peer.host->is_on()) return;
   const double bytes = engine::timed_bytes(card, static_cast<double>(payload.size));
-  auto* env = new Envelope{tag, std::move(payload)};
+  if (numbering_ && (*numbering_)[rank_ * world() + dst].broken_path == peer.path) {
+    ++peer.path;
+    peer.next_number = 0;
+  }
+  auto* env = new Envelope{tag, peer.path, peer.next_number++, std::move(payload)};
   peer.outbox->put_init(env, static_cast<uint64_t>(bytes))->detach([](void* p) { delete static_cast<Envelope*>(p); });
 }
 
@@ -207,9 +230,32 @@ engine::Payload SimRuntime::recv(int src, int tag, double timeout_s) {
     }
     std::unique_ptr<Envelope> env(raw);
     wait_while_hung();
+    if (!take_in_sequence(src, env->path, env->number)) continue;
     if (env->tag == tag) return std::move(env->payload);
     inbox_.put(src, env->tag, std::move(env->payload));
   }
+}
+
+bool SimRuntime::take_in_sequence(int src, int path, std::uint64_t number) {
+  if (!numbering_) return true;
+  Peer& peer = peers_[src];
+  if (static_cast<int>(peer.from.size()) <= path) peer.from.resize(path + 1);
+  Peer::Path& on = peer.from[path];
+  if (on.broken) return false;
+  if (std::exchange(on.resumes, false)) on.next = number;
+  Numbering& pair = (*numbering_)[src * world() + rank_];
+  engine::Sequence& account = pair.account;
+  if (number != on.next) {
+    on.broken = true;
+    pair.broken_path = path;
+    if (account.gap_s < 0) account.gap_s = now();
+    throw engine::PeerFailure(
+        src, fmt::format("message {} arrived where message {} was expected (a message was lost)", number, on.next));
+  }
+  account.numbered += number + 1 - on.next;
+  on.next = number + 1;
+  ++account.taken;
+  return true;
 }
 
 }  // namespace sim

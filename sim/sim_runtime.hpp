@@ -1,5 +1,7 @@
 // engine::Runtime on SimGrid: one actor per node; one mailbox per ordered pair
-// with the receiver set, so transfers start when sent (eager, like a NIC).
+// with the receiver set, so transfers start when sent (eager, like a NIC). The
+// engine's messages are numbered, so a lost one fails its sender instead of
+// letting the next of its tag stand in for it (docs/faults-and-recovery.md).
 #pragma once
 
 #include <simgrid/forward.h>
@@ -11,12 +13,22 @@
 #include <utility>
 #include <vector>
 
+#include "engine/events.hpp"
 #include "engine/inbox.hpp"
 #include "engine/runtime.hpp"
 #include "sim/flow_board.hpp"
 #include "sim/platform.hpp"
 
 namespace sim {
+
+// One ordered pair's numbering on the engine's channel, shared by both ends.
+struct Numbering {
+  engine::Sequence account;  // what the receiver took: the report's evidence
+  // The sender's path the receiver found a gap on. The sender's next message
+  // starts a new one, as the verbs transport goes on over its side channel
+  // once a wire failed; what it sent on the broken one meanwhile is lost.
+  int broken_path = -1;
+};
 
 class SimRuntime : public engine::Runtime {
  public:
@@ -25,9 +37,13 @@ class SimRuntime : public engine::Runtime {
   // `channel`: a node's actors each talk on their own channel (0: the engine,
   // 1: its heartbeats), with mailboxes of their own. `flows`: the board of
   // the flow level, shared by every node's engine; nullptr: the message level.
-  // `quiet_until_s`: Simulation::set_quiet_until's.
+  // `quiet_until_s`: Simulation::set_quiet_until's. `numbering`: when given,
+  // messages are numbered per peer and path (Numbering, at [sender * world +
+  // receiver]), and a gap fails the sender. Only the engine's channel is:
+  // heartbeats travel over TCP on real processes (hw/node_process.cpp), where
+  // a lost segment is sent again, not skipped, and each beat supersedes the last.
   SimRuntime(int rank, const PlatformSpec& platform, const std::vector<double>& speed, int channel = 0,
-             FlowBoard* flows = nullptr, double quiet_until_s = 0);
+             FlowBoard* flows = nullptr, double quiet_until_s = 0, std::vector<Numbering>* numbering = nullptr);
   ~SimRuntime() override;
 
   int rank() const override { return rank_; }
@@ -54,6 +70,17 @@ class SimRuntime : public engine::Runtime {
     simgrid::s4u::Host* host = nullptr;
     simgrid::s4u::Mailbox* outbox = nullptr;
     simgrid::s4u::Mailbox* inbox = nullptr;
+    // What this node sends the peer is numbered on its path, from 0: each
+    // change of route (a detour, the secondary network, a reconnection after a
+    // gap) is a new connection, as on real processes.
+    int path = 0;
+    std::uint64_t next_number = 0;
+    struct Path {
+      std::uint64_t next = 0;  // the number expected next
+      bool broken = false;     // a gap was found on it: what follows on it is dropped
+      bool resumes = false;    // this node moved networks: the next number to arrive is expected
+    };
+    std::vector<Path> from;  // what the peer sends here, by the peer's path
     // A receive still matching across calls: a timed-out wait must not drop a
     // message already on the wire.
     boost::intrusive_ptr<simgrid::s4u::Comm> pending;
@@ -76,6 +103,11 @@ class SimRuntime : public engine::Runtime {
   void wait_while_hung() const;
   // Writes this node's part of a collective, its messages resolved to routes as now.
   void resolve(const engine::Flows& flows, FlowPart& part);
+  // Whether `src`'s message numbered (`path`, `number`) is taken: true when it is
+  // the next on its path, false when its path already broke. On a gap, breaks
+  // the path and throws PeerFailure, as the real transports fail a peer whose
+  // frame sequence skips one, instead of taking a later message as the lost one.
+  bool take_in_sequence(int src, int path, std::uint64_t number);
   // A member whose message to this node in `c` was lost on the way
   // (FlowBoard::lost); -1: none.
   int lost_sender(const FlowBoard::Collective& c) const;
@@ -88,6 +120,7 @@ class SimRuntime : public engine::Runtime {
   double deferred_s_ = 0;
   std::vector<Peer> peers_;
   FlowBoard* flows_;
+  std::vector<Numbering>* numbering_;
   std::map<int, long> flows_begun_;                                 // by tag: collectives started on it
   std::optional<FlowBoard::Key> flow_in_progress_;                  // resumed by the next run_flows
   engine::Inbox inbox_{std::numeric_limits<std::uint64_t>::max()};  // no stranger sends here: unbounded

@@ -91,6 +91,9 @@ Simulation::Simulation(PlatformSpec platform, engine::SimulationLevel level)
     : platform_(std::move(platform)), engine_(make_engine()) {
   build_platform(platform_);
   errors_.resize(platform_.hosts.size());
+  const int n = static_cast<int>(platform_.hosts.size());
+  for (int from = 0; from < n; ++from)
+    for (int to = 0; to < n; ++to) numbering_.push_back({.account = {.from = from, .to = to}});
   speed_.assign(platform_.hosts.size(), 1.0);
   if (level == engine::SimulationLevel::kFlow) flows_ = std::make_unique<FlowBoard>(platform_.hosts.size());
 }
@@ -109,7 +112,7 @@ void Simulation::spawn_all(const NodeMain& main, const NodeMain& companion) {
         double& end;
         ~NoteEnd() { end = std::max(end, sg4::Engine::get_clock()); }
       } note_end{end_s_};
-      SimRuntime rt(r, platform_, speed_, 0, flows_.get(), flows_ ? quiet_until_s_ : 0);
+      SimRuntime rt(r, platform_, speed_, 0, flows_.get(), flows_ ? quiet_until_s_ : 0, &numbering_);
       try {
         main(rt);
       } catch (const simgrid::ForcefulKillException&) {
@@ -140,6 +143,12 @@ void start_deadline_watchdog(double deadline_s, std::vector<engine::RunEvent>& l
     log.push_back({deadline_s, "deadline", "", "nodes still running at the scenario's deadline were stopped"});
     sg4::Actor::kill_all();
   })->daemonize();
+}
+
+std::vector<engine::Sequence> Simulation::sequences() const {
+  std::vector<engine::Sequence> out;
+  for (const Numbering& n : numbering_) out.push_back(n.account);
+  return out;
 }
 
 double Simulation::run() {

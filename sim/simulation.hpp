@@ -14,6 +14,7 @@
 #include "engine/runtime.hpp"
 #include "sim/flow_board.hpp"
 #include "sim/platform.hpp"
+#include "sim/sim_runtime.hpp"
 
 namespace simgrid::s4u {
 class Engine;
@@ -48,11 +49,15 @@ class Simulation {
   static constexpr const char* kControlHost = "control";
   // An exception that escaped a node's main, by rank (empty: none).
   const std::vector<std::string>& errors() const { return errors_; }
+  // What each node took from each other on the engine's channel, by (sender,
+  // receiver): SimRuntime numbers that channel's messages.
+  std::vector<engine::Sequence> sequences() const;
 
  private:
   PlatformSpec platform_;
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   std::vector<std::string> errors_;
+  std::vector<Numbering> numbering_;  // at [sender * nodes + receiver]
   std::vector<double> speed_;
   std::unique_ptr<FlowBoard> flows_;  // the flow level's; none at the message level
   double end_s_ = 0;
