@@ -62,14 +62,8 @@ void row_dot(const AffineRows& w, std::int64_t r0, int rows, std::span<const Seg
 }  // namespace
 
 const AffineKernels& scalar_kernels() {
-  static const AffineKernels k{"scalar",
-                               quantize_segment,
-                               row_dot<4>,
-                               row_dot<8>,
-                               rows_one_by_one<row_dot<4>>,
-                               rows_one_by_one<row_dot<8>>,
-                               dequant_scalar<4>,
-                               dequant_scalar<8>};
+  static const AffineKernels k{"scalar", quantize_segment, row_dot<4>,        row_dot<8>,
+                               nullptr,  nullptr,          dequant_scalar<4>, dequant_scalar<8>};
   return k;
 }
 

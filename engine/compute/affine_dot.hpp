@@ -5,9 +5,10 @@
 // machine's vector unit:
 // - a row dot takes x quantized to int8 per segment as ggml's Q8_0 quantizes
 //   activations (quantize_segment), and sums q·xq in int32: exact, so in any
-//   order; a tile dot (many rows of x: prefill) gives each row of x the row
-//   dot's result, so a token's numbers do not depend on its batch either;
-// - a dequantized value (an embedding lookup) is fma(scale, q, bias).
+//   order; a tile dot (many rows of x on a matrix unit: prefill) gives each
+//   row of x the row dot's result;
+// - a dequantized value (an embedding lookup; many rows of x without a
+//   matrix unit, then BLAS) is fma(scale, q, bias).
 #pragma once
 
 #include <algorithm>
@@ -128,16 +129,12 @@ struct QuantizedRows {
 };
 
 // Rows [r0, r0+rows) of w against every row t of x, into out[t·ld, +rows):
-// RowDot's result for each row of x, bit for bit. A kernel with a matrix unit
-// loads each weight group once for many rows of x; the others take them one by one.
+// RowDot's result for each row of x, bit for bit, with each weight group
+// loaded once for many rows of x. Only kernels with a matrix unit have one:
+// the others' products of many rows dequantize for BLAS (a row dot per row of
+// x ran at under half of OpenBLAS's sgemm there).
 using TileDot = void (*)(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs,
                          const QuantizedRows& x, float* out, std::int64_t ld);
-
-template <RowDot Dot>
-void rows_one_by_one(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs,
-                     const QuantizedRows& x, float* out, std::int64_t ld) {
-  for (int t = 0; t < x.n; ++t) Dot(w, r0, rows, segs, x.row(t), out + t * ld);
-}
 
 // out[i] = fma(scale, q[first + i], bias) for i < n.
 using Dequant = void (*)(const void* row, std::int64_t first, int n, float scale, float bias, float* out);
@@ -146,7 +143,7 @@ struct AffineKernels {
   const char* isa;
   Quantize quantize;
   RowDot dot4, dot8;
-  TileDot tile4, tile8;
+  TileDot tile4, tile8;  // nullptr without a matrix unit
   Dequant dequant4, dequant8;
 };
 

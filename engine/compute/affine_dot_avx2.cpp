@@ -77,9 +77,7 @@ MESHINFER_AVX2 void dequant(const void* row, std::int64_t first, int n, float sc
 }  // namespace
 
 const AffineKernels* avx2_kernels() {
-  static const AffineKernels k{
-      "avx2",     quantize,  row_dot<4>, row_dot<8>, rows_one_by_one<row_dot<4>>, rows_one_by_one<row_dot<8>>,
-      dequant<4>, dequant<8>};
+  static const AffineKernels k{"avx2", quantize, row_dot<4>, row_dot<8>, nullptr, nullptr, dequant<4>, dequant<8>};
   static const bool usable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return usable ? &k : nullptr;
 }

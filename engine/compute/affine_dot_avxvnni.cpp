@@ -35,9 +35,8 @@ const AffineKernels* avxvnni_kernels() {
   const AffineKernels* avx2 = avx2_kernels();
   static const bool usable = avx2 && has_avxvnni();  // once: CPUID traps to the hypervisor in a VM
   if (!usable) return nullptr;
-  static const AffineKernels k{
-      "avx-vnni",     avx2->quantize, row_dot<4>, row_dot<8>, rows_one_by_one<row_dot<4>>, rows_one_by_one<row_dot<8>>,
-      avx2->dequant4, avx2->dequant8};
+  static const AffineKernels k{"avx-vnni", avx2->quantize, row_dot<4>,     row_dot<8>,
+                               nullptr,    nullptr,        avx2->dequant4, avx2->dequant8};
   return &k;
 }
 

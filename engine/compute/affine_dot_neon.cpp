@@ -140,9 +140,7 @@ void dequant(const void* row, std::int64_t first, int n, float scale, float bias
 }  // namespace
 
 const AffineKernels* neon_kernels() {
-  static const AffineKernels k{
-      "neon",     quantize,  row_dot<4>, row_dot<8>, rows_one_by_one<row_dot<4>>, rows_one_by_one<row_dot<8>>,
-      dequant<4>, dequant<8>};
+  static const AffineKernels k{"neon", quantize, row_dot<4>, row_dot<8>, nullptr, nullptr, dequant<4>, dequant<8>};
   return &k;
 }
 

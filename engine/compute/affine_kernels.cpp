@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/compute/affine_dot.hpp"
+#include "engine/compute/cpu_ops.hpp"
 #include "engine/compute/thread_pool.hpp"
 
 namespace engine::cpu {
@@ -37,8 +38,9 @@ void dequantize(const AffineKernels& k, const AffineRows& w, std::int64_t r0, in
 
 // Rows per piece of work (each row's result is the same in any piece): a
 // few for decode, to share one pass over the weights among threads; more
-// for many rows of x, which a tile dot prepares once per piece.
-constexpr int kDotRows = 64, kTileRows = 256, kQuantizeRows = 16;
+// for many rows of x, which a tile dot prepares once per piece and sgemm
+// takes in one call.
+constexpr int kDotRows = 64, kBlockRows = 256, kQuantizeRows = 16;
 
 }  // namespace
 
@@ -49,6 +51,16 @@ void affine_linear(std::span<const float> x, int n, const AffineRows& w, int row
   if (n == 0 || rows == 0) return;
   const AffineKernels& kernels = best_kernels();
   const std::vector<Segment> segs = segments(w, col0, cols);
+  const TileDot tile = n < kManyRows ? nullptr : w.bits == 4 ? kernels.tile4 : kernels.tile8;
+  if (n >= kManyRows && !tile) {
+    run_blocks(pool, rows, kBlockRows, [&](int r0, int count) {
+      thread_local std::vector<float> block;  // reused: a fresh one would be page-faulted in every time
+      block.resize(static_cast<std::size_t>(count) * cols);
+      dequantize(kernels, w, r0, count, segs, cols, block.data());
+      linear_block(x.data(), n, cols, block.data(), cols, count, y.data() + r0, rows, accumulate);
+    });
+    return;
+  }
   // Each input row quantized per segment (affine_dot.hpp), and its Σx per
   // segment for the bias term: done once, shared by every output row; on the
   // pool, as a prefill's rows took a tenth of its time on one thread.
@@ -76,12 +88,17 @@ void affine_linear(std::span<const float> x, int n, const AffineRows& w, int row
     }
   });
   const QuantizedRows xs{xq.data(), d.data(), q_sum.data(), x_sum.data(), n, cols, static_cast<int>(ns)};
-  const TileDot tile = w.bits == 4 ? kernels.tile4 : kernels.tile8;
-  run_blocks(pool, rows, n < kQuantizeRows ? kDotRows : kTileRows, [&](int r0, int count) {
-    if (!accumulate) return tile(w, r0, count, segs, xs, y.data() + r0, rows);
+  const RowDot dot = w.bits == 4 ? kernels.dot4 : kernels.dot8;
+  // y's rows [r0, r0+count) for every input row, into out (input rows ld apart).
+  auto product = [&](int r0, int count, float* out, std::int64_t ld) {
+    if (tile) return tile(w, r0, count, segs, xs, out, ld);
+    for (int t = 0; t < n; ++t) dot(w, r0, count, segs, xs.row(t), out + t * ld);
+  };
+  run_blocks(pool, rows, tile ? kBlockRows : kDotRows, [&](int r0, int count) {
+    if (!accumulate) return product(r0, count, y.data() + r0, rows);
     thread_local std::vector<float> out;  // reused: a fresh one would be page-faulted in every time
     out.resize(static_cast<std::size_t>(n) * count);
-    tile(w, r0, count, segs, xs, out.data(), count);
+    product(r0, count, out.data(), count);
     for (int t = 0; t < n; ++t) {
       const float* ot = out.data() + static_cast<std::size_t>(t) * count;
       float* yt = y.data() + static_cast<std::size_t>(t) * rows + r0;

@@ -1,12 +1,13 @@
 // MLX affine-quantized matrices computed from their packed words (FORMATS.md
 // section 2.2): w[r, j] = scale[r, g]·q[r, j] + bias[r, g], g = j / group;
 // q packed LSB first, word k of a row holding elements k·(32/bits) + i at
-// shift i·bits. No weight is expanded in memory: rows of x are dotted with
-// the packed words, Σ_g scale·d·(Σ q·xq) + bias·(Σ x) with x quantized to
-// int8 per group as ggml's Q8_0 dots quantize it (integer dots: the f32 form
-// was bound by converting every weight to float), one row of x at a time or,
-// with a matrix unit, many (prefill: dequantizing blocks for BLAS's sgemm ran
-// at a third of llama.cpp's Q8_0 prefill). The inner kernels, and their exact
+// shift i·bits. No weight is expanded in memory: a few rows of x (decode)
+// are dotted with the packed words, Σ_g scale·d·(Σ q·xq) + bias·(Σ x) with x
+// quantized to int8 per group as ggml's Q8_0 dots quantize it (integer dots:
+// the f32 form was bound by converting every weight to float); many
+// (prefill) too on a matrix unit (AMX: dequantizing for sgemm ran at a third
+// of llama.cpp's Q8_0 prefill), else through BLAS one block of rows at a
+// time, dequantized into a small buffer. The inner kernels, and their exact
 // order of sums, are in affine_dot.hpp.
 #pragma once
 
@@ -30,6 +31,10 @@ struct AffineRows {
   int bits = 4, group = 64;
   std::int64_t row_words = 0, row_groups = 0;
 };
+
+// Inputs from which a product takes the tile dots, or without them
+// dequantizes blocks of rows for BLAS, rather than one row dot per input row.
+inline constexpr int kManyRows = 16;
 
 // y[n x rows] (+)= x[n x cols] · Wᵀ, W the stored columns [col0, col0+cols) of
 // `rows` rows, on `pool`'s threads (none: this thread alone; the result is the same).

@@ -71,13 +71,13 @@ Packed pack(int rows, int in, int bits, int group, ScaleType type, unsigned seed
   return p;
 }
 
-// Rows of x are quantized to int8 per group (affine_dot.hpp): each x is off
-// by at most half its group's step max|x|/127, which only the scale·q part
-// multiplies (the bias takes the exact Σx). A few rows (decode) and many
-// (prefill: tiles of 16 on a matrix unit) alike.
+// A few rows of x (decode), and many on a matrix unit (prefill), are
+// quantized to int8 per group (affine_dot.hpp): each x is off by at most half
+// its group's step max|x|/127, which only the scale·q part multiplies (the
+// bias takes the exact Σx). Many rows without one go through f32, closer.
 TEST(AffineKernels, LinearAndRowMatchTheDequantizedMatrix) {
   const int rows = 5, in = 256;
-  for (const int n : {3, 17})
+  for (const int n : {3, engine::cpu::kManyRows})
     for (const int bits : {4, 8})
       for (const int group : {32, 64, 128})
         for (const ScaleType type : {ScaleType::kF32, ScaleType::kBF16, ScaleType::kF16}) {
