@@ -24,12 +24,12 @@ echo "|---|---|---|---|---|---|---|---|---|---|"
 for policy in fail-stop replan reroute fallback; do
   start=$(date +%s)
   "$bin" chaos "${scenario[$policy]}" --seeds "1..$seeds" --requests 2 --output-tokens 16 --jobs "$jobs" \
-    --out "$out_dir/$policy.json" >"$out_dir/$policy.txt" || true
+    --out "$out_dir/$policy" >"$out_dir/$policy.txt" || true
   jq -r --arg policy "$policy" --arg wall "$(($(date +%s) - start))" '
     "| \($policy) | \(.seeds_run) | \(.violations | length) | \(.oracle_violations | length) | \(.recoveries) | \(.mean_recovery_s * 1000 | round / 1000)"
     + " | \(.worst_recovery_s * 1000 | round / 1000) | \(.mean_throughput_lost * 1000 | round / 10)%"
     + " | \(.failed_by_cause | to_entries | map("\(.key): \(.value)") | join(", ") | if . == "" then "none" else . end)"
-    + " | \($wall) |"' "$out_dir/$policy.json"
+    + " | \($wall) |"' "$out_dir/$policy/campaign.json"
 done
 echo
 echo "campaigns (JSON, and each table with its violations' replayable schedules): $out_dir"

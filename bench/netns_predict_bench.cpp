@@ -88,7 +88,7 @@ std::vector<Figures> measure(int run, const std::string& shaping) {
   const std::string cluster = testsupport::write_json(dir, "cluster", mesh.cluster(5000));
   const std::string prefix = " --exec-prefix '" + mesh.exec_prefix() + "'";
   const std::string card = dir + "/veth-probed.json";
-  must(testsupport::run_cli("probe --cluster " + cluster + prefix + " --out " + card +
+  must(testsupport::run_cli("probe --cluster " + cluster + prefix + " --out " + dir + " --name veth-probed" +
                             " --pings 30 --bytes 1000000 --repeats 2 --timeout 60"),
        "probe");
   const json probed = json::parse(testsupport::read_file(card));

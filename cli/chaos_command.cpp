@@ -66,11 +66,11 @@ int chaos(ChaosOptions& o) {
     return sim::run_chaos(s, catalog, q);
   }();
   if (o.share.sharded()) {
-    o.share.write(o.share.file_beside(o.out, false));
+    o.share.write(o.share.file_in(o.out));
     return 0;
   }
   fmt::print("{}", sim::render_chaos_table(campaign));
-  if (!o.out.empty()) write_text_file(o.out, campaign.dump(2) + "\n");
+  if (!o.out.empty()) write_text_file(o.out + "/campaign.json", campaign.dump(2) + "\n");
   if (!o.junit.empty()) write_text_file(o.junit, sim::render_chaos_junit(campaign));
   return campaign["violations"].empty() && campaign["oracle_violations"].empty() ? 0 : kExitBreach;
 }
@@ -86,7 +86,7 @@ void add_chaos_command(CLI::App& app, int& status) {
   cmd->add_option("--faults", o->kinds, "fault kinds to draw from (default: all)")->delimiter(',');
   o->workload.add_to(cmd);
   cmd->add_option("--jobs", o->jobs, "worker processes (default: all cores)");
-  cmd->add_option("--out", o->out, "write the campaign as JSON here");
+  cmd->add_option("--out", o->out, "directory for campaign.json (a shard: for its shard file)");
   cmd->add_option("--junit", o->junit, "write each seed's invariants as JUnit XML here");
   add_level_option(cmd, o->level);
   o->share.add_option(cmd);

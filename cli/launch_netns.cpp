@@ -29,8 +29,6 @@ constexpr int kPort = 5000;  // each namespace has its own ports
 // scenario's link card by name in both worlds; returns its path ("" on failure).
 std::string probe_mesh(const hw::NetnsMesh& mesh, const std::string& cluster, const std::string& out,
                        const std::string& link) {
-  std::filesystem::create_directories(out + "/cards");
-  const std::string card = out + "/cards/" + link + ".json";
   const std::vector<std::string> probe{hw::self_executable(),
                                        "probe",
                                        "--cluster",
@@ -38,7 +36,9 @@ std::string probe_mesh(const hw::NetnsMesh& mesh, const std::string& cluster, co
                                        "--exec-prefix",
                                        mesh.exec_prefix(),
                                        "--out",
-                                       card,
+                                       out + "/cards",
+                                       "--name",
+                                       link,
                                        "--pings",
                                        "30",
                                        "--bytes",
@@ -47,7 +47,7 @@ std::string probe_mesh(const hw::NetnsMesh& mesh, const std::string& cluster, co
                                        "2",
                                        "--timeout",
                                        "120"};
-  return hw::run_ranks({probe}, 180, false) == 0 ? card : "";
+  return hw::run_ranks({probe}, 180, false) == 0 ? out + "/cards/" + link + ".json" : "";
 }
 
 // The secondary network's card for both worlds, scaled as the mesh was: the

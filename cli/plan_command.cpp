@@ -150,7 +150,7 @@ int plan(PlanOptions& o) {
   }();
   const std::string dir = o.out.empty() ? fmt::format("reports/out/plan-{}-{}", o.model, o.quant) : o.out;
   if (o.share.sharded()) {
-    o.share.write(o.share.file_beside(dir, true));
+    o.share.write(o.share.file_in(dir));
     return 0;
   }
   std::filesystem::create_directories(dir);

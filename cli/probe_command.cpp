@@ -2,11 +2,10 @@
 // writes a link card that `meshinfer run --card` loads.
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/output_file.hpp"
 #include "hw/launcher.hpp"
 #include "hw/link_probe.hpp"
 #include "hw/platform.hpp"
@@ -17,7 +16,7 @@ namespace cli {
 namespace {
 
 struct ProbeCommandOptions {
-  std::string cluster, exec_prefix, out = "probed.json", port_kind = "thunderbolt";
+  std::string cluster, exec_prefix, out = ".", name = "probed", port_kind = "thunderbolt";
   int rank = -1;
   hw::ProbeOptions probe;
   double timeout_s = 300;
@@ -35,6 +34,8 @@ std::vector<std::string> rank_args(const ProbeCommandOptions& o, int r) {
           o.cluster,
           "--out",
           o.out,
+          "--name",
+          o.name,
           "--port-kind",
           o.port_kind,
           "--pings",
@@ -57,18 +58,18 @@ int probe_one_rank(const ProbeCommandOptions& o, hw::ClusterSpec cluster) {
     fmt::print("{}\n", hw::figures_json(pairs).dump());
     return 0;
   }
-  const std::string name = std::filesystem::path(o.out).stem().string();
   fmt::print("{:>6} {:>12} {:>14} {:>14}\n", "pair", "latency us", "a->b MB/s", "b->a MB/s");
   for (const auto& f : pairs)
     fmt::print("{:>6} {:>12.1f} {:>14.1f} {:>14.1f}\n", fmt::format("{}-{}", f.a, f.b), f.latency_s * 1e6,
                f.bandwidth_ab / 1e6, f.bandwidth_ba / 1e6);
-  std::ofstream(o.out) << hw::link_card(name, pairs, o.port_kind, cluster.frame_bytes(), cluster.frame_header_bytes(),
-                                        rounds)
-                              .dump(2)
-                       << "\n";
+  const std::string card = o.out + "/" + o.name + ".json";
+  write_text_file(card, hw::link_card(o.name, pairs, o.port_kind, cluster.frame_bytes(), cluster.frame_header_bytes(),
+                                      rounds)
+                                .dump(2) +
+                            "\n");
   fmt::print("{:>9} {:>12}   busy rounds: every rank to every other at once\n", "bytes", "round us");
   for (const auto& r : rounds) fmt::print("{:>9} {:>12.1f}\n", r.bytes, r.round_s * 1e6);
-  fmt::print("link card: {} (use it with --card {})\n", o.out, o.out);
+  fmt::print("link card: {} (use it with --card {})\n", card, card);
   return 0;
 }
 
@@ -90,7 +91,8 @@ void add_probe_command(CLI::App& app, int& status) {
   cmd->add_option("--cluster", o->cluster, "cluster file (MLX hostfile)")->required();
   cmd->add_option("--rank", o->rank, "run only this rank (without it: start every rank, like launch)");
   cmd->add_option("--exec-prefix", o->exec_prefix, "start each rank under this command ({rank}, {host} replaced)");
-  cmd->add_option("--out", o->out, "link card file to write; the card is named after its stem");
+  cmd->add_option("--out", o->out, "directory to write the link card into (default: here)");
+  cmd->add_option("--name", o->name, "the card's name, and its file's: NAME.json (default probed)");
   cmd->add_option("--port-kind", o->port_kind, "the card's port_kind: thunderbolt, qsfp or ethernet");
   cmd->add_option("--pings", o->probe.pings, "round trips per pair")->check(CLI::PositiveNumber);
   cmd->add_flag("--secret-stdin", o->secret_stdin, "read the cluster's secret from standard input (launch's way)");

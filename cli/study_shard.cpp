@@ -89,11 +89,8 @@ sim::Workers StudyShare::workers(int jobs) {
   return w;
 }
 
-std::string StudyShare::file_beside(const std::string& out, bool out_is_directory) const {
-  const std::string name = fmt::format("shard-{}-of-{}", shard_.index, shard_.count);
-  if (out_is_directory) return (std::filesystem::path(out) / (name + ".json")).string();
-  const std::filesystem::path p(out);
-  return (p.parent_path() / (p.stem().string() + "." + name + ".json")).string();
+std::string StudyShare::file_in(const std::string& out) const {
+  return (std::filesystem::path(out) / fmt::format("shard-{}-of-{}.json", shard_.index, shard_.count)).string();
 }
 
 void StudyShare::write(const std::string& path) const {

@@ -37,8 +37,8 @@ class StudyShare {
   bool sharded() const { return shard_.count > 1; }
   // Writes what this shard ran to `path` and says so on stdout.
   void write(const std::string& path) const;
-  // `out` with ".shard-K-of-N" before its ".json", or `out` + "/shard-K-of-N.json".
-  std::string file_beside(const std::string& out, bool out_is_directory) const;
+  // The shard file in the output directory `out`: out/shard-K-of-N.json.
+  std::string file_in(const std::string& out) const;
 
  private:
   std::string flag_;

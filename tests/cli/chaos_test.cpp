@@ -42,11 +42,11 @@ class EveryPolicy : public testing::TestWithParam<PolicyCampaign> {};
 
 TEST_P(EveryPolicy, SeedsNeverCrashBreakNoInvariantAndSatisfyTheOracle) {
   const PolicyCampaign& c = GetParam();
-  const std::string out = testsupport::fresh_dir("chaos-" + c.name) + "/campaign.json";
+  const std::string out = testsupport::fresh_dir("chaos-" + c.name);
   const int seeds = seeds_at(c.level);
   const auto r = run_cli("chaos " + kScenarios + c.scenario + " --seeds 1.." + std::to_string(seeds) +
                          " --requests 2 --output-tokens 16 --level " + c.level + " --out " + out);
-  const auto campaign = nlohmann::json::parse(read_file(out));
+  const auto campaign = nlohmann::json::parse(read_file(out + "/campaign.json"));
   ASSERT_EQ(campaign["seeds_run"], seeds) << r.output;
   for (const auto& run : campaign["runs"]) {
     const std::string replay = "seed " + run["seed"].dump() + ", faults " + run["schedule"].dump();
@@ -77,15 +77,15 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Chaos, ASeedReplaysExactlyAndRecoversUnderReplan) {
   const std::string dir = testsupport::fresh_dir("chaos-replay");
   const std::string args = "chaos " + kScenarios + "ci/node-crash-replan.json --requests 2 --output-tokens 16 ";
-  const auto campaign = run_cli(args + "--seeds 1..12 --jobs 2 --out " + dir + "/campaign.json");
+  const auto campaign = run_cli(args + "--seeds 1..12 --jobs 2 --out " + dir);
   ASSERT_EQ(campaign.exit_code, 0) << campaign.output;
   const auto all = nlohmann::json::parse(read_file(dir + "/campaign.json"));
   EXPECT_GT(all["recoveries"].get<int>(), 0);
   // Seed 7 alone, twice: the same faults, events and figures as inside the campaign.
-  ASSERT_EQ(run_cli(args + "--seeds 7..7 --jobs 1 --out " + dir + "/a.json").exit_code, 0);
-  ASSERT_EQ(run_cli(args + "--seeds 7..7 --jobs 1 --out " + dir + "/b.json").exit_code, 0);
-  const auto a = nlohmann::json::parse(read_file(dir + "/a.json")),
-             b = nlohmann::json::parse(read_file(dir + "/b.json"));
+  ASSERT_EQ(run_cli(args + "--seeds 7..7 --jobs 1 --out " + dir + "/a").exit_code, 0);
+  ASSERT_EQ(run_cli(args + "--seeds 7..7 --jobs 1 --out " + dir + "/b").exit_code, 0);
+  const auto a = nlohmann::json::parse(read_file(dir + "/a/campaign.json")),
+             b = nlohmann::json::parse(read_file(dir + "/b/campaign.json"));
   EXPECT_EQ(a["runs"][0], b["runs"][0]);
   EXPECT_EQ(a["runs"][0], all["runs"][6]);
   EXPECT_FALSE(a["runs"][0]["events"].empty());

@@ -51,7 +51,7 @@ TEST(Cli, AMistypedFlagValueIsAnsweredWithDidYouMean) {
       {"plan --model llama-3.3-7b --out " + out, "(did you mean 'llama-3.3-70b'?)"},
       {"plan --model llama-3.3-70b --links tb5-rdm --out " + out, "(did you mean 'tb5-rdma'?)"},
       {"plan --model llama-3.3-70b --strategies tensr --out " + out, "(did you mean 'tensor'?)"},
-      {"chaos " + kScenarios + "/ci/node-crash-replan.json --seeds 1..1 --faults node-crsh --out " + out + "/c.json",
+      {"chaos " + kScenarios + "/ci/node-crash-replan.json --seeds 1..1 --faults node-crsh --out " + out,
        "--faults: node-crsh: unknown fault kind 'node-crsh' (did you mean 'node-crash'?)"}};
   for (const auto& [args, hint] : typos) {
     const auto r = run_cli(args);

@@ -55,7 +55,8 @@ TEST_F(NetnsMeshTest, ProbedCardRunsInBothWorlds) {
   const std::string cluster = testsupport::write_json(dir, "cluster", mesh.cluster(5000));
   const std::string card = dir + "/veth-probed.json";
   const auto probe = testsupport::run_cli("probe --cluster " + cluster + " --exec-prefix '" + mesh.exec_prefix() +
-                                          "' --out " + card + " --pings 10 --bytes 200000 --repeats 1 --timeout 60");
+                                          "' --out " + dir + " --name veth-probed --pings 10 --bytes 200000 "
+                                          "--repeats 1 --timeout 60");
   ASSERT_EQ(probe.exit_code, 0) << probe.output;
   const json probed = json::parse(testsupport::read_file(card));
   EXPECT_GT(probed["bandwidth_gbps"].get<double>(), 0) << probe.output;

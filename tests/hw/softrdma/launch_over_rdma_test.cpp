@@ -170,7 +170,7 @@ TEST(LaunchOverRdma, ProbeOverRdmaWritesALinkCard) {
   const std::string dir = testsupport::fresh_dir("rdma-probe");
   const std::string cluster = dir + "/cluster.json";
   std::ofstream(cluster) << hw::local_cluster_json(2, hw::free_port_pair(), "rdma_lo");
-  ChildProcess probe(preloaded({}, {MESHINFER_BINARY, "probe", "--cluster", cluster, "--out", dir + "/rdma-lo.json",
+  ChildProcess probe(preloaded({}, {MESHINFER_BINARY, "probe", "--cluster", cluster, "--out", dir, "--name", "rdma-lo",
                                     "--pings", "50", "--bytes", "1048576", "--repeats", "2", "--timeout", "90"}));
   ASSERT_EQ(probe.wait(120), 0) << probe.output();
   const json card = json::parse(testsupport::read_file(dir + "/rdma-lo.json"));
