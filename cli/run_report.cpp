@@ -17,6 +17,17 @@ namespace cli {
 
 namespace {
 
+std::string seconds_or_never(const nlohmann::ordered_json& v) {
+  return v.is_null() ? std::string("never") : fmt::format("{:.3f} s", v.get<double>());
+}
+
+// From the fault until serving again: the one word every output uses for it.
+std::string recovery_time(const nlohmann::ordered_json& faults) {
+  if (faults["time_to_recover_s"].is_null()) return "never (not serving again by the end)";
+  return fmt::format("{:.3f} s (serving again {:.3f} s after the detection)", faults["downtime_s"].get<double>(),
+                     faults["time_to_recover_s"].get<double>());
+}
+
 // A real run whose requests failed, where no expectation says how many may: why that is a breach, else "".
 std::string unexpected_failures(const engine::Scenario& s, const nlohmann::ordered_json& report) {
   const int failed = report["summary"]["requests"]["failed"].get<int>();
@@ -42,12 +53,9 @@ std::string outcome(const nlohmann::ordered_json& report, int status) {
   std::string line = fmt::format("{} of {} requests completed", req["completed"].get<int>(), req["total"].get<int>());
   if (const int failed = req["failed"].get<int>(); failed > 0) line += fmt::format(", {} failed", failed);
   const auto& faults = report["faults"];
-  const auto seconds = [](const auto& v) {
-    return v.is_null() ? std::string("never") : fmt::format("{:.3f} s", v.template get<double>());
-  };
   if (const int injected = faults["injected"].get<int>(); injected > 0)
-    line += fmt::format("; {} fault(s), detected after {}, recovered after {}", injected,
-                        seconds(faults["time_to_detect_s"]), seconds(faults["time_to_recover_s"]));
+    line += fmt::format("; {} fault(s), detected after {}, recovery time {}", injected,
+                        seconds_or_never(faults["time_to_detect_s"]), recovery_time(faults));
   line += fmt::format("; over {}, {:.2f} s elapsed; {}", report["transport"].get<std::string>(),
                       sum["simulated_s"].get<double>(), status == 0 ? "as expected" : "expectations not met");
   return line;
@@ -115,12 +123,9 @@ int report_run(const LoadedScenario& l, const engine::RunResult& result, const s
   }
   const auto& faults = report["faults"];
   if (faults["injected"].get<int>() > 0) {
-    auto seconds = [](const auto& v) {
-      return v.is_null() ? std::string("never") : fmt::format("{:.3f} s", v.template get<double>());
-    };
-    fmt::print("faults: {} injected, detected after {}, recovered after {}, downtime {}, {} tokens recomputed\n",
-               faults["injected"].get<int>(), seconds(faults["time_to_detect_s"]), seconds(faults["time_to_recover_s"]),
-               seconds(faults["downtime_s"]), faults["tokens_recomputed"].get<long>());
+    fmt::print("faults: {} injected, detected after {}, recovery time {}, {} tokens recomputed\n",
+               faults["injected"].get<int>(), seconds_or_never(faults["time_to_detect_s"]), recovery_time(faults),
+               faults["tokens_recomputed"].get<long>());
   }
   if (const int late = faults["not_applied"].get<int>(); late > 0)
     fmt::print("faults: {} due after the run ended at {:.3f} s, not applied\n", late,

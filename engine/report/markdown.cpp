@@ -46,6 +46,41 @@ void row(std::string& out, const std::vector<std::string>& cells) {
   out += "\n";
 }
 
+std::string seconds_or_never(const ordered_json& v) { return v.is_null() ? "never" : num(v) + " s"; }
+
+// Each fault as it was: when it was applied, what was detected, what was
+// decided, and what it cost in one paragraph ("recovery time": from the
+// fault until serving again, the one word every output uses).
+void faults_section(std::string& out, const ordered_json& report) {
+  const auto& f = report.at("faults");
+  const auto& events = report.at("events");
+  if (events.empty() && f.at("not_applied").get<int>() == 0) return;
+  out += "\n## Faults and recovery\n\n";
+  const int injected = f.at("injected").get<int>();
+  out += fmt::format("{} fault{} applied", injected, injected == 1 ? "" : "s");
+  if (injected > 0) {
+    out += fmt::format("; detected after {}; recovery time {}", seconds_or_never(f.at("time_to_detect_s")),
+                       f.at("time_to_recover_s").is_null() ? "never (not serving again by the end)"
+                                                           : num(f.at("downtime_s")) + " s");
+    if (!f.at("time_to_recover_s").is_null())
+      out += fmt::format(" (serving again {} s after the detection)", num(f.at("time_to_recover_s")));
+    out += fmt::format("; {} tokens recomputed", f.at("tokens_recomputed").get<long>());
+  }
+  if (const int late = f.at("not_applied").get<int>(); late > 0)
+    out += fmt::format("; {} due after the run ended, not applied", late);
+  out += ".\n";
+  if (const auto& causes = f.at("failed_by_cause"); !causes.empty()) {
+    out += "\nRequests failed, by cause:";
+    for (const auto& [cause, n] : causes.items()) out += fmt::format(" {} ({})", cell(cause), n.get<int>());
+    out += ".\n";
+  }
+  if (events.empty()) return;
+  out += "\n";
+  table(out, {"time s", "what", "target", "detail"});
+  for (const auto& e : events)
+    row(out, {num(e.at("t_s")), str(e.at("kind")), str(e.at("target")), cell(str(e.at("detail")))});
+}
+
 }  // namespace
 
 std::string render_markdown(const ordered_json& report) {
@@ -105,6 +140,8 @@ std::string render_markdown(const ordered_json& report) {
     row(out, {link_label(str(l.at("a")), str(l.at("b"))), str(l.at("link")), mb(l.at("bytes_a_to_b")),
               mb(l.at("bytes_b_to_a")), pct(l.at("utilization"))});
   }
+
+  faults_section(out, report);
 
   out += "\n## Expectations\n\n";
   const auto& expectations = report.at("expectations");

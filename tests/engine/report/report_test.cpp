@@ -23,6 +23,7 @@ namespace {
 
 using nlohmann::json;
 using testing::HasSubstr;
+using testing::Not;
 
 Scenario scenario() {
   Scenario s;
@@ -152,6 +153,23 @@ TEST(Report, UptimeCountsFromTheFaultToTheRecoveryNotTheRequestsLost) {
   EXPECT_NEAR(sum["out_of_service_s"].get<double>(), 14.6, 1e-12);
   EXPECT_NEAR(sum["uptime"].get<double>(), 1 - 14.6 / 21.8, 1e-12);
   EXPECT_DOUBLE_EQ(sum["request_success"].get<double>(), 2.0 / 3);
+}
+
+// report.md says what each fault did: applied when, detected when, what was
+// decided, and the recovery time in the same words as every other output.
+TEST(Report, MarkdownHasAFaultsSectionWithEachEventAndTheRecoveryTime) {
+  RunResult r = run();
+  r.end_s = 21.8;
+  r.events = {{1.0, "node-crash", "m2", "power lost"},
+              {1.25, "detected", "m2", "peer 1 failed: silent for more than 0.25 s"},
+              {15.6, "recovered", "m2", "re-placed on 1 node(s) as tensor"}};
+  const std::string md = render_markdown(build_report(scenario(), Catalog::builtin(), plan(), "meshinfer", r, 7));
+  EXPECT_THAT(md, HasSubstr("\n## Faults and recovery\n\n1 fault applied; detected after 0.250 s; recovery time "
+                            "14.600 s (serving again 14.350 s after the detection); 0 tokens recomputed.\n"));
+  EXPECT_THAT(md, HasSubstr("| 1.000 | node-crash | m2 | power lost |"));
+  EXPECT_THAT(md, HasSubstr("| 1.250 | detected | m2 | peer 1 failed: silent for more than 0.25 s |"));
+  EXPECT_THAT(md, HasSubstr("| 15.600 | recovered | m2 | re-placed on 1 node(s) as tensor |"));
+  EXPECT_THAT(render_markdown(report()), Not(HasSubstr("## Faults and recovery"))) << "no faults, no section";
 }
 
 TEST(Report, AFaultDueAfterTheRunEndedIsNotApplied) {
