@@ -63,7 +63,8 @@ void affine_linear(std::span<const float> x, int n, const AffineRows& w, int row
   }
   // Each input row quantized per segment (affine_dot.hpp), and its Σx per
   // segment for the bias term: done once, shared by every output row; on the
-  // pool, as a prefill's rows took a tenth of its time on one thread.
+  // pool, as a prefill's rows for the tile dots took a tenth of its time on
+  // one thread.
   const std::size_t ns = segs.size();
   std::vector<std::int8_t> xq(static_cast<std::size_t>(n) * cols);
   std::vector<float> d(ns * n), x_sum(ns * n);
