@@ -56,6 +56,7 @@ class StepLoop {
       const double compute_before = result_.compute_s, comm_before = result_.traffic.comm_s;
       const double wait_before = result_.traffic.wait_s;
       const std::vector<std::uint64_t> bytes_before = result_.traffic.bytes_to;
+      const std::vector<std::uint64_t> relayed_before = result_.traffic.relayed;
       const StepShape shape = step.shape();
       backend_->begin_step(step);
       sampled_.clear();
@@ -64,8 +65,11 @@ class StepLoop {
       else
         run_tensor_step(shape);
       result_.steps.push_back(StepTrace{start, rt_.now(), result_.compute_s - compute_before,
-                                        result_.traffic.comm_s - comm_before, shape.tokens, sent_since(bytes_before)});
+                                        result_.traffic.comm_s - comm_before, shape.tokens,
+                                        since(bytes_before, result_.traffic.bytes_to)});
       result_.steps.back().wait_s = result_.traffic.wait_s - wait_before;
+      if (relayed_before != result_.traffic.relayed)
+        result_.steps.back().relayed = since(relayed_before, result_.traffic.relayed);
       if (scheduler) {
         if (backend_->computes()) scheduler->record_tokens(step, sampled_);
         scheduler->complete(step, start, rt_.now());
@@ -83,9 +87,9 @@ class StepLoop {
     if (done != reported_done_) setup_.progress(reported_done_ = done, static_cast<int>(records.size()), rt_.now());
   }
 
-  // What this node sent, by destination, since `before` was taken.
-  std::vector<std::uint64_t> sent_since(std::vector<std::uint64_t> before) const {
-    for (std::size_t i = 0; i < before.size(); ++i) before[i] = result_.traffic.bytes_to[i] - before[i];
+  // What a counter of this node's traffic grew by since `before` was taken.
+  static std::vector<std::uint64_t> since(std::vector<std::uint64_t> before, const std::vector<std::uint64_t>& now) {
+    for (std::size_t i = 0; i < before.size(); ++i) before[i] = now[i] - before[i];
     return before;
   }
 

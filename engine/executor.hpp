@@ -25,8 +25,9 @@ struct StepTrace {
   double start_s = 0, end_s = 0;
   double compute_s = 0, comm_s = 0;
   int tokens = 0;
-  std::vector<std::uint64_t> bytes_to;  // sent during the step, by destination rank
+  std::vector<std::uint64_t> bytes_to;  // sent during the step, as TrafficStats counts them
   double wait_s = 0;                    // of comm_s: blocked in recv while the peer had not sent yet
+  std::vector<std::uint64_t> relayed{};  // as TrafficStats::relayed; empty when no byte took a detour
 };
 
 struct NodeResult {
@@ -68,7 +69,7 @@ struct EngineSetup {
   ProgressFn progress;
   BackendFactory backend;  // empty: modelled; a backend that computes also makes the run carry token ids
   // Told of each recovery event as this node records it (a real run prints them live); may be empty.
-  std::function<void(const RunEvent&)> on_event;
+  std::function<void(const RunEvent&)> on_event{};
 };
 
 // Within a step, a member that heartbeats but sends nothing for this long has

@@ -12,7 +12,7 @@ engine::Payload encode_node_report(const NodeReport& r) {
   const engine::NodeResult& n = r.node;
   json steps = json::array();
   for (const auto& s : n.steps)
-    steps.push_back({s.start_s, s.end_s, s.compute_s, s.comm_s, s.tokens, s.bytes_to, s.wait_s});
+    steps.push_back({s.start_s, s.end_s, s.compute_s, s.comm_s, s.tokens, s.bytes_to, s.wait_s, s.relayed});
   json events = json::array();
   for (const auto& e : r.events) events.push_back({e.t_s, e.kind, e.target, e.detail});
   const json j{{"compute_s", n.compute_s},
@@ -20,6 +20,7 @@ engine::Payload encode_node_report(const NodeReport& r) {
                {"wait_s", n.traffic.wait_s},
                {"bytes_to", n.traffic.bytes_to},
                {"messages_to", n.traffic.messages_to},
+               {"relayed", n.traffic.relayed},
                {"steps", steps},
                {"error", n.error},
                {"events", events}};
@@ -38,9 +39,10 @@ NodeReport decode_node_report(const engine::Payload& p) {
     n.traffic.wait_s = j.at("wait_s");
     n.traffic.bytes_to = j.at("bytes_to").get<std::vector<std::uint64_t>>();
     n.traffic.messages_to = j.at("messages_to").get<std::vector<std::uint64_t>>();
+    n.traffic.relayed = j.at("relayed").get<std::vector<std::uint64_t>>();
     for (const json& s : j.at("steps"))
-      n.steps.push_back(
-          {s.at(0), s.at(1), s.at(2), s.at(3), s.at(4), s.at(5).get<std::vector<std::uint64_t>>(), s.at(6)});
+      n.steps.push_back({s.at(0), s.at(1), s.at(2), s.at(3), s.at(4), s.at(5).get<std::vector<std::uint64_t>>(),
+                         s.at(6), s.at(7).get<std::vector<std::uint64_t>>()});
     n.error = j.at("error");
     for (const json& e : j.at("events")) r.events.push_back({e.at(0), e.at(1), e.at(2), e.at(3)});
     return r;

@@ -22,7 +22,11 @@ Latencies latencies(const RunResult& r) {
 
 std::uint64_t bytes_between(const RunResult& r, int from, int to) {
   const auto& sent = r.nodes[from].traffic.bytes_to;
-  return to < static_cast<int>(sent.size()) ? sent[to] : 0;
+  std::uint64_t bytes = to < static_cast<int>(sent.size()) ? sent[to] : 0;
+  const std::size_t on = static_cast<std::size_t>(from) * r.nodes.size() + static_cast<std::size_t>(to);
+  for (const NodeResult& n : r.nodes)  // what `from` forwarded to `to` on others' detours
+    if (on < n.traffic.relayed.size()) bytes += n.traffic.relayed[on];
+  return bytes;
 }
 
 bool injected(const RunEvent& e) { return parse_name<FaultKind>(e.kind).has_value(); }
