@@ -69,6 +69,19 @@ void faults_section(std::string& out, const ordered_json& report) {
   if (const int late = f.at("not_applied").get<int>(); late > 0)
     out += fmt::format("; {} due after the run ended, not applied", late);
   out += ".\n";
+  if (!f.at("before").is_null() && !f.at("after").is_null()) {
+    const auto figure = [](const ordered_json& window, const char* key, double scale) {
+      return window.at(key).is_null() ? std::string("-") : num(scale * window.at(key).get<double>());
+    };
+    out += "\n";
+    table(out, {"serving", "from s", "to s", "decode tok/s", "ITL p50 ms", "TTFT p50 s"});
+    for (const char* when : {"before", "after"}) {
+      const auto& w = f.at(when);
+      row(out, {std::string(when) + (std::string(when) == "before" ? " the fault" : " the recovery"), num(w.at("from_s")),
+                num(w.at("to_s")), num(w.at("decode_tokens_per_s")), figure(w, "itl_p50_s", 1e3),
+                figure(w, "ttft_p50_s", 1)});
+    }
+  }
   if (const auto& causes = f.at("failed_by_cause"); !causes.empty()) {
     out += "\nRequests failed, by cause:";
     for (const auto& [cause, n] : causes.items()) out += fmt::format(" {} ({})", cell(cause), n.get<int>());

@@ -133,6 +133,31 @@ ordered_json sequences_json(const Scenario& s, const RunResult& r) {
   return out;
 }
 
+// How the run served in [from, to): tokens a second, and the p50 of the
+// inter-token gaps and of the TTFTs that ended in it; null when nothing did.
+ordered_json serving_between(const RunResult& r, double from, double to) {
+  if (to <= from) return nullptr;
+  std::vector<double> itl, ttft;
+  double tokens = 0;
+  for (const RequestRecord& rec : r.requests) {
+    const auto& t = rec.token_times;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t[i] < from || t[i] >= to) continue;
+      tokens += 1;
+      if (i > 0) itl.push_back(t[i] - t[i - 1]);
+    }
+    if (rec.first_token_s >= from && rec.first_token_s < to) ttft.push_back(rec.first_token_s - rec.arrival_s);
+  }
+  if (tokens == 0) return nullptr;
+  std::sort(itl.begin(), itl.end());
+  std::sort(ttft.begin(), ttft.end());
+  return {{"from_s", from},
+          {"to_s", to},
+          {"decode_tokens_per_s", tokens / (to - from)},
+          {"itl_p50_s", itl.empty() ? ordered_json(nullptr) : ordered_json(percentile(itl, 50))},
+          {"ttft_p50_s", ttft.empty() ? ordered_json(nullptr) : ordered_json(percentile(ttft, 50))}};
+}
+
 // What the faults cost: detection and recovery times from the first fault,
 // downtime until serving again (or the end), work redone, failures by cause.
 // A fault due after the run ended was never applied: it is counted apart.
@@ -163,7 +188,10 @@ ordered_json faults_json(const RunResult& r) {
           {"downtime_s", fault >= 0 && detected >= 0 ? ordered_json((recovered >= 0 ? recovered : r.end_s) - fault)
                                                      : ordered_json(0.0)},
           {"tokens_recomputed", r.tokens_recomputed},
-          {"failed_by_cause", by_cause}};
+          {"failed_by_cause", by_cause},
+          // Serving before the first fault and after the recovery, side by side: what the recovery cost.
+          {"before", fault >= 0 ? serving_between(r, 0, fault) : ordered_json(nullptr)},
+          {"after", recovered >= 0 ? serving_between(r, recovered, r.end_s) : ordered_json(nullptr)}};
 }
 
 ordered_json nodes_json(const Scenario& s, const RunResult& r) {

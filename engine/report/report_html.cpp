@@ -246,6 +246,26 @@ void per_token(std::string& out, const ordered_json& report) {
       });
 }
 
+// Serving before the first fault and after the recovery, side by side.
+void before_after(std::string& out, const ordered_json& report) {
+  if (!report.contains("faults")) return;
+  const auto& faults = report.at("faults");
+  if (faults.value("before", ordered_json()).is_null() || faults.value("after", ordered_json()).is_null()) return;
+  const auto figure = [](const ordered_json& w, const char* key, double scale, int digits) {
+    return w.at(key).is_null() ? std::string("-") : fixed(scale * dbl(w, key), digits);
+  };
+  out += "<table id=\"before-after\"><tr><th>serving</th><th>from (s)</th><th>to (s)</th><th>decode tok/s</th>"
+         "<th>ITL p50 (ms)</th><th>TTFT p50 (s)</th></tr>";
+  for (const char* when : {"before", "after"}) {
+    const auto& w = faults.at(when);
+    put(out, "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", when,
+        std::string(when) == "before" ? "before the fault" : "after the recovery", fixed(dbl(w, "from_s"), 3),
+        fixed(dbl(w, "to_s"), 3), fixed(dbl(w, "decode_tokens_per_s"), 2), figure(w, "itl_p50_s", 1e3, 2),
+        figure(w, "ttft_p50_s", 1, 3));
+  }
+  out += "</table>";
+}
+
 void events_table(std::string& out, const ordered_json& report) {
   const auto& events = optional_list(report, "events");
   const auto& phases = optional_list(report, "phases");
@@ -261,7 +281,9 @@ void events_table(std::string& out, const ordered_json& report) {
     put(out, "<tr class=\"phase-row\"><td>{:.3f}</td><td>phase: {}</td><td>{}</td><td>{}</td></tr>", dbl(p, "start_s"),
         escape_markup(str(p, "kind")), escape_markup(optional_str(p, "target")),
         p.at("end_s").is_null() ? "end of run" : fmt::format("{:.3f} s", dbl(p, "end_s")));
-  out += "</table></section>";
+  out += "</table>";
+  before_after(out, report);
+  out += "</section>";
 }
 
 const char* op_symbol(const std::string& op) { return op == "min" ? "≥" : op == "max" ? "≤" : "="; }

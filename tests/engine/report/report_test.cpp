@@ -172,6 +172,25 @@ TEST(Report, MarkdownHasAFaultsSectionWithEachEventAndTheRecoveryTime) {
   EXPECT_THAT(render_markdown(report()), Not(HasSubstr("## Faults and recovery"))) << "no faults, no section";
 }
 
+// What a recovery cost, side by side: serving before the first fault and after the recovery.
+TEST(Report, FaultsCompareServingBeforeTheFaultWithAfterTheRecovery) {
+  RunResult r = run();
+  r.events = {{1.2, "link-down", "m1-m2", ""}, {1.3, "detected", "m2", ""}, {2.0, "recovered", "m2", ""}};
+  const auto rep = build_report(scenario(), Catalog::builtin(), plan(), "meshinfer", r, 7);
+  // Before 1.2 s only request 0's first token, at 1.0 s: 1 token over 1.2 s, no gap, TTFT 1.0 s.
+  const auto& before = rep["faults"]["before"];
+  EXPECT_DOUBLE_EQ(before["decode_tokens_per_s"].get<double>(), 1 / 1.2);
+  EXPECT_TRUE(before["itl_p50_s"].is_null());
+  EXPECT_DOUBLE_EQ(before["ttft_p50_s"].get<double>(), 1.0);
+  // From 2.0 s to the end at 4 s: 4 tokens (2.5; 2.0, 2.5; 2.25), gaps 1.0, 0.5 and 0.75; request 1's TTFT 1.5 s.
+  const auto& after = rep["faults"]["after"];
+  EXPECT_DOUBLE_EQ(after["decode_tokens_per_s"].get<double>(), 4 / 2.0);
+  EXPECT_DOUBLE_EQ(after["itl_p50_s"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(after["ttft_p50_s"].get<double>(), 1.5);
+  EXPECT_THAT(render_markdown(rep), HasSubstr("| after the recovery | 2.000 | 4.000 | 2.000 | 750.000 | 1.500 |"));
+  EXPECT_THAT(render_html(rep), HasSubstr("<tr class=\"after\"><td>after the recovery</td>"));
+}
+
 TEST(Report, AFaultDueAfterTheRunEndedIsNotApplied) {
   RunResult r = run();
   r.end_s = 4;
