@@ -8,12 +8,21 @@
 
 #include "engine/compute/thread_pool.hpp"
 
-// OpenBLAS's own call (not part of CBLAS).
+// OpenBLAS's own calls (not part of CBLAS). Its serial build has no threads to
+// stop: weak, so that it links too.
 extern "C" void openblas_set_num_threads(int);
+extern "C" int blas_thread_shutdown_() __attribute__((weak));
 
 namespace engine::cpu {
 
-void use_one_blas_thread() { openblas_set_num_threads(1); }
+// OpenBLAS starts its threads when it is loaded, and each spins on sched_yield
+// for about 0.1 s before it sleeps: a core taken from start-up and the first
+// step. Products here use one BLAS thread, so stop them (as OpenBLAS does itself
+// before a fork; a later call that wanted more would start them again).
+void use_one_blas_thread() {
+  openblas_set_num_threads(1);
+  if (blas_thread_shutdown_) blas_thread_shutdown_();
+}
 
 void linear_block(const float* x, int n, int in, const float* w, std::int64_t ldw, int out, float* y, int ldy,
                   bool accumulate) {

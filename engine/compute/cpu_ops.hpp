@@ -13,8 +13,8 @@ namespace engine::cpu {
 
 class ThreadPool;
 
-// Pins BLAS to one thread: a rank's threads are its ThreadPool's, and the
-// ranks sharing a machine do not fight over its cores.
+// Pins BLAS to one thread, and stops the threads it started: a rank's threads
+// are its ThreadPool's, and the ranks sharing a machine do not fight over its cores.
 void use_one_blas_thread();
 
 // y[rows x out] (+)= x[rows x in] · Wᵀ, W the [out x in] weight of a Linear layer
