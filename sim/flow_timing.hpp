@@ -30,6 +30,7 @@ struct FlowMessage {
   FlowHop hops[2];        // the second only through a relay
   int hop_count = 1;
   double relay_overhead_s = 0;  // the relay's own cost between the hops
+  int path = 0;                 // the sender's path to dst (SimRuntime): losing it leaves a hole there
 };
 
 struct FlowPart {

@@ -117,7 +117,10 @@ bool SimRuntime::use_secondary_network() {
     peer.next_number = 0;
     // Reached on new connections from now on: what the peer sent on the
     // old route and lost is lost with it, not a gap in what comes here.
-    for (Peer::Path& from : peer.from) from.resumes = true;
+    for (Peer::Path& from : peer.from) {
+      from.resumes = true;
+      from.hole = false;
+    }
   }
   return true;
 }
@@ -189,10 +192,7 @@ void SimRuntime::send(int dst, int tag, engine::Payload payload) {
   // transfer it starts are on.)
   if (!peer.host->is_on()) return;
   const double bytes = engine::timed_bytes(card, static_cast<double>(payload.size));
-  if (numbering_ && (*numbering_)[rank_ * world() + dst].broken_path == peer.path) {
-    ++peer.path;
-    peer.next_number = 0;
-  }
+  reconnect_if_broken(dst);
   auto* env = new Envelope{tag, peer.path, peer.next_number++, std::move(payload)};
   peer.outbox->put_init(env, static_cast<uint64_t>(bytes))->detach([](void* p) { delete static_cast<Envelope*>(p); });
 }
@@ -236,22 +236,37 @@ engine::Payload SimRuntime::recv(int src, int tag, double timeout_s) {
   }
 }
 
+void SimRuntime::reconnect_if_broken(int dst) {
+  Peer& peer = peers_[dst];
+  if (!numbering_ || (*numbering_)[rank_ * world() + dst].broken_path != peer.path) return;
+  ++peer.path;
+  peer.next_number = 0;
+}
+
+SimRuntime::Peer::Path& SimRuntime::path_from(int src, int path) {
+  std::vector<Peer::Path>& from = peers_[src].from;
+  if (static_cast<int>(from.size()) <= path) from.resize(path + 1);
+  return from[path];
+}
+
+void SimRuntime::fail_at_gap(int src, int path, const std::string& why) {
+  path_from(src, path).broken = true;
+  Numbering& pair = (*numbering_)[src * world() + rank_];
+  pair.broken_path = path;
+  if (pair.account.gap_s < 0) pair.account.gap_s = now();
+  throw engine::PeerFailure(src, why);
+}
+
 bool SimRuntime::take_in_sequence(int src, int path, std::uint64_t number) {
   if (!numbering_) return true;
-  Peer& peer = peers_[src];
-  if (static_cast<int>(peer.from.size()) <= path) peer.from.resize(path + 1);
-  Peer::Path& on = peer.from[path];
+  Peer::Path& on = path_from(src, path);
   if (on.broken) return false;
   if (std::exchange(on.resumes, false)) on.next = number;
-  Numbering& pair = (*numbering_)[src * world() + rank_];
-  engine::Sequence& account = pair.account;
-  if (number != on.next) {
-    on.broken = true;
-    pair.broken_path = path;
-    if (account.gap_s < 0) account.gap_s = now();
-    throw engine::PeerFailure(
-        src, fmt::format("message {} arrived where message {} was expected (a message was lost)", number, on.next));
-  }
+  if (number != on.next)
+    fail_at_gap(src, path,
+                fmt::format("message {} arrived where message {} was expected (a message was lost)", number, on.next));
+  if (on.hole) fail_at_gap(src, path, fmt::format("message {} arrived after a collective's was lost", number));
+  engine::Sequence& account = (*numbering_)[src * world() + rank_].account;
   account.numbered += number + 1 - on.next;
   on.next = number + 1;
   ++account.taken;
@@ -280,11 +295,13 @@ void SimRuntime::resolve(const engine::Flows& flows, FlowPart& part) {
       Peer& peer = peers_.at(dst);
       if (!on_secondary_ && !peer.wire) throw engine::PeerFailure(dst, "no cable from " + platform_.hosts[rank_]);
       const engine::LinkCard& card = on_secondary_ ? *platform_.secondary : peer.wire->card;
+      reconnect_if_broken(dst);
       if (!peer.route) peer.route = &flows_->route(sg4::this_actor::get_host(), peer.host);
       // What is sent to a dead host vanishes, as on the message level.
       FlowMessage m;
       m.dst = dst;
       m.overhead_s = card.per_message_overhead_s;
+      m.path = peer.path;
       m.hops[0] = {peer.host->is_on() ? peer.route : nullptr, engine::timed_bytes(card, double(size))};
       if (peer.onward) {
         m.hop_count = 2;
@@ -299,8 +316,8 @@ void SimRuntime::resolve(const engine::Flows& flows, FlowPart& part) {
   part.arrived_s = now();
 }
 
-int SimRuntime::lost_sender(const FlowBoard::Collective& c) const {
-  if (flows_->state_changes() == c.changes_when_opened) return -1;  // every link and host held since it began
+std::pair<int, int> SimRuntime::lost_message(const FlowBoard::Collective& c) const {
+  if (flows_->state_changes() == c.changes_when_opened) return {-1, 0};  // every link and host held since it began
   const int world = static_cast<int>(c.parts.size());
   for (int src : c.members) {
     if (src == rank_) continue;
@@ -309,9 +326,21 @@ int SimRuntime::lost_sender(const FlowBoard::Collective& c) const {
       for (const FlowMessage& m : part.sends[k])
         if (m.dst == rank_ &&
             flows_->lost(peers_.at(src).machine, m, part.arrived_s, c.timing.arrival_s.at(k)[rank_ * world + src]))
-          return src;
+          return {src, m.path};
   }
-  return -1;
+  return {-1, 0};
+}
+
+// The gap shows when a later message on the path arrives, as on the message level.
+std::pair<int, int> SimRuntime::holed_sender(const FlowBoard::Collective& c) {
+  if (!numbering_) return {-1, 0};
+  for (int src : c.members) {
+    if (src == rank_) continue;
+    for (const auto& phase : c.parts[src].sends)
+      for (const FlowMessage& m : phase)
+        if (m.dst == rank_ && path_from(src, m.path).hole) return {src, m.path};
+  }
+  return {-1, 0};
 }
 
 // Not settled first: the board times a collective from the members' arrival
@@ -350,8 +379,10 @@ double SimRuntime::run_flows(const engine::Flows& flows, double timeout_s) {
   for (;;) {
     double& done = c.timing.done_s[rank_];
     if (done <= now()) {
-      const int lost = lost_sender(c);
+      const auto [lost, path] = lost_message(c);
       if (lost < 0) break;
+      // The message is lost: this collective waits for it in vain, and the sender's next message here shows the gap.
+      if (numbering_) path_from(lost, path).hole = true;
       done = kNever;
       c.timing.blocked_on[rank_] = lost;
     }
@@ -361,8 +392,10 @@ double SimRuntime::run_flows(const engine::Flows& flows, double timeout_s) {
   double last_arrival = 0;
   for (int m : c.members) last_arrival = std::max(last_arrival, c.parts[m].arrived_s);
   const double waited = std::max(0.0, last_arrival - c.parts[rank_].arrived_s);
+  const auto [holed, path] = holed_sender(c);
   flows_->leave(*flow_in_progress_);
   flow_in_progress_.reset();
+  if (holed >= 0) fail_at_gap(holed, path, "a collective's message arrived after an earlier one was lost");
   return waited;
 }
 

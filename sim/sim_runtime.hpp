@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -79,6 +80,7 @@ class SimRuntime : public engine::Runtime {
       std::uint64_t next = 0;  // the number expected next
       bool broken = false;     // a gap was found on it: what follows on it is dropped
       bool resumes = false;    // this node moved networks: the next number to arrive is expected
+      bool hole = false;       // a collective's message on it was lost: what arrives next shows the gap
     };
     std::vector<Path> from;  // what the peer sends here, by the peer's path
     // A receive still matching across calls: a timed-out wait must not drop a
@@ -108,9 +110,17 @@ class SimRuntime : public engine::Runtime {
   // the path and throws PeerFailure, as the real transports fail a peer whose
   // frame sequence skips one, instead of taking a later message as the lost one.
   bool take_in_sequence(int src, int path, std::uint64_t number);
+  // What this node expects on `src`'s `path`.
+  Peer::Path& path_from(int src, int path);
+  // Breaks `src`'s `path` at a gap, and throws PeerFailure saying `why`.
+  [[noreturn]] void fail_at_gap(int src, int path, const std::string& why);
+  // A sender's next message after a gap its receiver found starts a new connection.
+  void reconnect_if_broken(int dst);
   // A member whose message to this node in `c` was lost on the way
-  // (FlowBoard::lost); -1: none.
-  int lost_sender(const FlowBoard::Collective& c) const;
+  // (FlowBoard::lost), and that message's path; -1: none.
+  std::pair<int, int> lost_message(const FlowBoard::Collective& c) const;
+  // A source whose messages in `c` arrived on a path a lost one left a hole in, and that path; -1: none.
+  std::pair<int, int> holed_sender(const FlowBoard::Collective& c);
 
   int rank_, channel_;
   const PlatformSpec& platform_;
