@@ -81,7 +81,6 @@ CpuBackend::CpuBackend(const std::string& dir, const Plan& plan, int rank, std::
       attention_factor_(rope_attention_factor(config_.rope)) {
   if (!kv || !(kv->slices == slices_)) kv = std::make_shared<ShardKv>(ShardKv{slices_, {}});
   kv_ = kv;
-  cpu::use_one_blas_thread();
   const WeightLoader load(WeightLayout(std::make_shared<const Checkpoint>(dir), config_,
                                        (std::filesystem::path(dir) / kConfigFile).string()));
   const ModelConfig& c = config_;

@@ -15,14 +15,20 @@ extern "C" int blas_thread_shutdown_() __attribute__((weak));
 
 namespace engine::cpu {
 
-// OpenBLAS starts its threads when it is loaded, and each spins on sched_yield
-// for about 0.1 s before it sleeps: a core taken from start-up and the first
-// step. Products here use one BLAS thread, so stop them (as OpenBLAS does itself
-// before a fork; a later call that wanted more would start them again).
-void use_one_blas_thread() {
+namespace {
+
+// Products here use one BLAS thread: a rank's threads are its ThreadPool's, and
+// the ranks sharing a machine do not fight over its cores. OpenBLAS starts its
+// own threads when it is loaded, each spinning on sched_yield for about 0.1 s
+// before it sleeps: so pinned, and those stopped, as the process starts (as
+// OpenBLAS stops them itself before a fork), not when a backend is made.
+[[maybe_unused]] const bool kOneBlasThread = [] {
   openblas_set_num_threads(1);
   if (blas_thread_shutdown_) blas_thread_shutdown_();
-}
+  return true;
+}();
+
+}  // namespace
 
 void linear_block(const float* x, int n, int in, const float* w, std::int64_t ldw, int out, float* y, int ldy,
                   bool accumulate) {

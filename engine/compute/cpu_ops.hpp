@@ -13,10 +13,6 @@ namespace engine::cpu {
 
 class ThreadPool;
 
-// Pins BLAS to one thread, and stops the threads it started: a rank's threads
-// are its ThreadPool's, and the ranks sharing a machine do not fight over its cores.
-void use_one_blas_thread();
-
 // y[rows x out] (+)= x[rows x in] · Wᵀ, W the [out x in] weight of a Linear layer
 // whose rows lie `ldw` floats apart (0: in; more for a block of columns), on
 // `pool`'s threads (none: this thread alone). The blocks of output rows are cut
