@@ -47,7 +47,8 @@ void StudyProgress::update(int done, int items) {
   text += fmt::format(", {:.0f} s", line_.seconds());
   if (done < items) {
     const double batch_s = std::chrono::duration<double>(now - batch_start_).count();
-    text += fmt::format(", about {:.0f} s left{}", batch_s * (items - done) / done, batches_ > 1 ? " in this batch" : "");
+    text +=
+        fmt::format(", about {:.0f} s left{}", batch_s * (items - done) / done, batches_ > 1 ? " in this batch" : "");
   }
   line_.show(text, done == items);
 }

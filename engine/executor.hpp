@@ -25,8 +25,8 @@ struct StepTrace {
   double start_s = 0, end_s = 0;
   double compute_s = 0, comm_s = 0;
   int tokens = 0;
-  std::vector<std::uint64_t> bytes_to;  // sent during the step, as TrafficStats counts them
-  double wait_s = 0;                    // of comm_s: blocked in recv while the peer had not sent yet
+  std::vector<std::uint64_t> bytes_to;   // sent during the step, as TrafficStats counts them
+  double wait_s = 0;                     // of comm_s: blocked in recv while the peer had not sent yet
   std::vector<std::uint64_t> relayed{};  // as TrafficStats::relayed; empty when no byte took a detour
 };
 
@@ -44,7 +44,7 @@ struct RunResult {
   std::vector<RunEvent> events;  // faults injected and what the engine did
   // What each node took of each other's numbered messages; empty where the runtime numbers none.
   std::vector<Sequence> sequences;
-  long tokens_recomputed = 0;    // KV rebuilt after re-placements
+  long tokens_recomputed = 0;  // KV rebuilt after re-placements
   // Each re-placement on the survivors: when, and the plan from then on.
   std::vector<std::pair<double, Plan>> placements;
   double end_s = 0;

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <iostream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 
 #include "engine/error.hpp"
@@ -72,11 +72,10 @@ bool ClusterSpec::is_local(int r) const {
 std::string ClusterSpec::describe_transport() const {
   std::set<std::string> addresses;
   for (const ClusterHost& h : hosts) addresses.insert(h.ips.empty() ? h.ssh : h.ips.front());
-  const std::string where =
-      addresses.size() == 1 ? *addresses.begin() : fmt::format("{} hosts", addresses.size());
-  const std::string how =
-      transport == "rdma" ? fmt::format("rdma ({}, {}-byte frames; tcp side channel)", rdma_qp, rdma_frame_bytes)
-                          : transport;
+  const std::string where = addresses.size() == 1 ? *addresses.begin() : fmt::format("{} hosts", addresses.size());
+  const std::string how = transport == "rdma"
+                              ? fmt::format("rdma ({}, {}-byte frames; tcp side channel)", rdma_qp, rdma_frame_bytes)
+                              : transport;
   return fmt::format("{} between {} ranks on {}", how, world(), where);
 }
 

@@ -54,8 +54,8 @@ void LinkCore::send(int dst, int tag, engine::Payload payload) {
 // next hop's queue past its limit; a hop that takes nothing for stall_s fails.
 void LinkCore::wait_for_room(int dst, std::uint64_t bytes) {
   Deadline give_up = deadline_in(options_.stall_s);
-  for (int hop = hop_to(dst); usable(hop) && peers_[hop].queued_bytes > 0 &&
-                              peers_[hop].queued_bytes + bytes > options_.max_queued_bytes;
+  for (int hop = hop_to(dst);
+       usable(hop) && peers_[hop].queued_bytes > 0 && peers_[hop].queued_bytes + bytes > options_.max_queued_bytes;
        hop = hop_to(dst)) {
     const std::uint64_t before = peers_[hop].queued_bytes;
     if (Clock::now() >= give_up)

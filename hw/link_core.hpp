@@ -69,9 +69,9 @@ class LinkCore : public engine::Runtime {
 
   struct Peer {
     Peer(std::uint64_t max_message_bytes, int world) : reader(max_message_bytes, world) {}
-    std::deque<OutMessage> out;  // what this rank sends on its wire, oldest first
-    std::string failure;         // non-empty once its wire failed; the first reason stays
-    MessageReader reader;        // what it sends this rank, back into messages
+    std::deque<OutMessage> out;      // what this rank sends on its wire, oldest first
+    std::string failure;             // non-empty once its wire failed; the first reason stays
+    MessageReader reader;            // what it sends this rank, back into messages
     std::uint64_t queued_bytes = 0;  // real bytes in `out`
     std::uint64_t forwarding = 0;    // bytes of its messages this rank has yet to forward
     int relay = -1;                  // the rank its detour goes through

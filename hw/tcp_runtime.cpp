@@ -42,9 +42,7 @@ LinkOptions link_options(const TcpOptions& o) {
 }  // namespace
 
 TcpRuntime::TcpRuntime(int rank, int world, const TcpOptions& options)
-    : LinkCore(rank, world, link_options(options)),
-      busy_wait_compute_(options.busy_wait_compute),
-      sockets_(world) {
+    : LinkCore(rank, world, link_options(options)), busy_wait_compute_(options.busy_wait_compute), sockets_(world) {
   if (!options.peer_hosts.empty() && static_cast<int>(options.peer_hosts.size()) != world)
     throw std::invalid_argument("peer_hosts must name every rank");
   try {
@@ -292,12 +290,13 @@ bool TcpRuntime::poll_sockets(Clock::time_point until) {
   for (int r = 0; r < world_; ++r) {
     if (!usable(r)) continue;
     const bool read = !held_back(r);
-    fds.push_back(pollfd{sockets_[r].fd, static_cast<short>((read ? POLLIN : 0) | (peers_[r].out.empty() ? 0 : POLLOUT)), 0});
+    fds.push_back(
+        pollfd{sockets_[r].fd, static_cast<short>((read ? POLLIN : 0) | (peers_[r].out.empty() ? 0 : POLLOUT)), 0});
     owner.push_back(r);
   }
-  const int n = poll_for(fds.data(), fds.size(),
-                         std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::max(Clock::duration::zero(), until - Clock::now())));
+  const int n = poll_for(
+      fds.data(), fds.size(),
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::max(Clock::duration::zero(), until - Clock::now())));
   if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
   for (std::size_t i = 0; n > 0 && i < fds.size(); ++i) {
     if (fds[i].revents & (POLLHUP | POLLERR)) sockets_[owner[i]].hung_up = true;

@@ -86,10 +86,10 @@ ordered_json node_lane(const std::string& name, const NodeResult& n, double end_
 // Bytes on the cable from `from` to `to`, over time: what `from` sent to `to`
 // itself, and what it forwarded to `to` for others on a detour.
 ordered_json bytes_over_time(const RunResult& r, int from, int to) {
-  std::vector<double> sums = per_bucket(r.nodes[from].steps, r.end_s, [to](const StepTrace& st) {
-                               return to < static_cast<int>(st.bytes_to.size()) ? static_cast<double>(st.bytes_to[to])
-                                                                                 : 0.0;
-                             }).sums();
+  std::vector<double> sums =
+      per_bucket(r.nodes[from].steps, r.end_s, [to](const StepTrace& st) {
+        return to < static_cast<int>(st.bytes_to.size()) ? static_cast<double>(st.bytes_to[to]) : 0.0;
+      }).sums();
   const std::size_t on = static_cast<std::size_t>(from) * r.nodes.size() + static_cast<std::size_t>(to);
   for (const NodeResult& n : r.nodes) {
     const auto forwarded = per_bucket(n.steps, r.end_s, [on](const StepTrace& st) {

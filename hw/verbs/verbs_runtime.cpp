@@ -98,7 +98,8 @@ void VerbsRuntime::send_now(int peer) {
 
 void VerbsRuntime::taken(int peer) {
   release_credits(peer);
-  if (usable(peer) && wires_[peer].credits.should_return_credits()) step(peer, /*flush=*/true, /*reap=*/false);  // the peer may wait for them
+  if (usable(peer) && wires_[peer].credits.should_return_credits())
+    step(peer, /*flush=*/true, /*reap=*/false);  // the peer may wait for them
 }
 
 // A receive from `peer` that has heard nothing for ask_after_s asks it for a frame.

@@ -118,9 +118,10 @@ void price_vs_speed(std::string& out, const ordered_json& plan, const std::vecto
 // Every candidate: the simulated ones with their figures and verdicts, then the
 // dropped ones with the reason, so no cluster of the sweep goes unexplained.
 void candidates_table(std::string& out, const ordered_json& plan) {
-  out += "<section><h2>Candidates simulated</h2><table id=\"candidates\"><tr><th>#</th><th>cluster / link / plan</th>"
-         "<th>price USD</th><th>decode tok/s</th><th>TTFT p99 s</th><th>ITL p99 ms</th><th>N+1</th>"
-         "<th>verdict</th></tr>";
+  out +=
+      "<section><h2>Candidates simulated</h2><table id=\"candidates\"><tr><th>#</th><th>cluster / link / plan</th>"
+      "<th>price USD</th><th>decode tok/s</th><th>TTFT p99 s</th><th>ITL p99 ms</th><th>N+1</th>"
+      "<th>verdict</th></tr>";
   for (const auto& c : plan.at("candidates")) {
     if (str(c, "status") != "simulated") continue;
     const auto& f = c.at("figures");
@@ -131,8 +132,9 @@ void candidates_table(std::string& out, const ordered_json& plan) {
         num(dbl(c, "price_usd")), num(speed(c)), num(ttft_p99(c)), num(1e3 * dbl(f.at("itl_s"), "p99")),
         f.at("n_plus_1").at("tolerant").get<bool>() ? "yes" : "no", escape_markup(c.value("verdict", "")));
   }
-  out += "</table></section><section><h2>Candidates dropped</h2><table id=\"dropped\"><tr><th>#</th>"
-         "<th>cluster / link / plan</th><th>price USD</th><th>why</th></tr>";
+  out +=
+      "</table></section><section><h2>Candidates dropped</h2><table id=\"dropped\"><tr><th>#</th>"
+      "<th>cluster / link / plan</th><th>price USD</th><th>why</th></tr>";
   for (const auto& c : plan.at("candidates")) {
     if (str(c, "status") == "simulated") continue;
     put(out, "<tr data-index=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}: {}</td></tr>", c.at("index").get<int>(),
@@ -162,9 +164,10 @@ std::string render_plan_html(const ordered_json& plan) {
            {"speed-by-nodes", "Decode tokens/s against node count, per link type (best plan of each count joined)",
             "decode tokens/s (under the workload)", "data-tokens-per-s", speed, false, 0});
   // TTFT is what a slow link fails: the prompt's activations cross it at every layer.
-  by_nodes(out, plan, links, points,
-           {"ttft-by-nodes", "Time to first token (p99) against node count, per link type (best plan of each count joined)",
-            "TTFT p99 (s)", "data-ttft-s", ttft_p99, true, dbl(q, "slo_ttft_s")});
+  by_nodes(
+      out, plan, links, points,
+      {"ttft-by-nodes", "Time to first token (p99) against node count, per link type (best plan of each count joined)",
+       "TTFT p99 (s)", "data-ttft-s", ttft_p99, true, dbl(q, "slo_ttft_s")});
   price_vs_speed(out, plan, links, points);
   candidates_table(out, plan);
   put(out, "<footer>Drawn by meshinfer from plan.json ({}); every figure is simulated.</footer></body></html>\n",

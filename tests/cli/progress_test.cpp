@@ -6,8 +6,9 @@
 
 namespace {
 
-const std::string kPlan = " plan --model qwen3-235b-a22b --quant 8bit --hardware m3-ultra-512gb --max-nodes 2 "
-                          "--links tb5-rdma --jobs 2 --out ";
+const std::string kPlan =
+    " plan --model qwen3-235b-a22b --quant 8bit --hardware m3-ultra-512gb --max-nodes 2 "
+    "--links tb5-rdma --jobs 2 --out ";
 
 TEST(Progress, PlanOnATerminalShowsItsSimulationsOnOneLineItErasesBeforeTheResults) {
 #ifndef __linux__
@@ -20,7 +21,7 @@ TEST(Progress, PlanOnATerminalShowsItsSimulationsOnOneLineItErasesBeforeTheResul
   ASSERT_NE(line, std::string::npos) << r.output;
   EXPECT_NE(r.output.find(" simulations, ", line), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\r\033[Kverdict: ", line), std::string::npos) << "the results start on a clean line\n"
-                                                                           << r.output;
+                                                                         << r.output;
 }
 
 TEST(Progress, PlanInALogPrintsNoneOfItForAShortRun) {
