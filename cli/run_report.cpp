@@ -17,17 +17,6 @@ namespace cli {
 
 namespace {
 
-std::string seconds_or_never(const nlohmann::ordered_json& v) {
-  return v.is_null() ? std::string("never") : fmt::format("{:.3f} s", v.get<double>());
-}
-
-// From the fault until serving again: the one word every output uses for it.
-std::string recovery_time(const nlohmann::ordered_json& faults) {
-  if (faults["time_to_recover_s"].is_null()) return "never (not serving again by the end)";
-  return fmt::format("{:.3f} s (serving again {:.3f} s after the detection)", faults["downtime_s"].get<double>(),
-                     faults["time_to_recover_s"].get<double>());
-}
-
 // A real run whose requests failed, where no expectation says how many may: why that is a breach, else "".
 std::string unexpected_failures(const engine::Scenario& s, const nlohmann::ordered_json& report) {
   const int failed = report["summary"]["requests"]["failed"].get<int>();
@@ -55,7 +44,7 @@ std::string outcome(const nlohmann::ordered_json& report, int status) {
   const auto& faults = report["faults"];
   if (const int injected = faults["injected"].get<int>(); injected > 0)
     line += fmt::format("; {} fault(s), detected after {}, recovery time {}", injected,
-                        seconds_or_never(faults["time_to_detect_s"]), recovery_time(faults));
+                        engine::seconds_or_never(faults["time_to_detect_s"]), engine::recovery_time(faults));
   line += fmt::format("; over {}, {:.2f} s elapsed; {}", report["transport"].get<std::string>(),
                       sum["simulated_s"].get<double>(), status == 0 ? "as expected" : "expectations not met");
   return line;
@@ -124,7 +113,7 @@ int report_run(const LoadedScenario& l, const engine::RunResult& result, const s
   const auto& faults = report["faults"];
   if (faults["injected"].get<int>() > 0) {
     fmt::print("faults: {} injected, detected after {}, recovery time {}, {} tokens recomputed\n",
-               faults["injected"].get<int>(), seconds_or_never(faults["time_to_detect_s"]), recovery_time(faults),
+               faults["injected"].get<int>(), engine::seconds_or_never(faults["time_to_detect_s"]), engine::recovery_time(faults),
                faults["tokens_recomputed"].get<long>());
   }
   if (const int late = faults["not_applied"].get<int>(); late > 0)

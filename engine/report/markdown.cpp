@@ -1,4 +1,5 @@
 #include "engine/report/markdown.hpp"
+#include "engine/report/report.hpp"
 
 #include <fmt/format.h>
 
@@ -46,8 +47,6 @@ void row(std::string& out, const std::vector<std::string>& cells) {
   out += "\n";
 }
 
-std::string seconds_or_never(const ordered_json& v) { return v.is_null() ? "never" : num(v) + " s"; }
-
 // Each fault as it was: when it was applied, what was detected, what was
 // decided, and what it cost in one paragraph ("recovery time": from the
 // fault until serving again, the one word every output uses).
@@ -60,10 +59,7 @@ void faults_section(std::string& out, const ordered_json& report) {
   out += fmt::format("{} fault{} applied", injected, injected == 1 ? "" : "s");
   if (injected > 0) {
     out += fmt::format("; detected after {}; recovery time {}", seconds_or_never(f.at("time_to_detect_s")),
-                       f.at("time_to_recover_s").is_null() ? "never (not serving again by the end)"
-                                                           : num(f.at("downtime_s")) + " s");
-    if (!f.at("time_to_recover_s").is_null())
-      out += fmt::format(" (serving again {} s after the detection)", num(f.at("time_to_recover_s")));
+                       recovery_time(f));
     out += fmt::format("; {} tokens recomputed", f.at("tokens_recomputed").get<long>());
   }
   if (const int late = f.at("not_applied").get<int>(); late > 0)

@@ -94,4 +94,10 @@ nlohmann::ordered_json build_report(const Scenario& s, const Catalog& catalog, c
 // Throws std::runtime_error when a file cannot be written.
 void write_reports(const std::string& dir, const nlohmann::ordered_json& report, const nlohmann::json& trace);
 
+// A report's time in seconds ("0.605 s"), or "never" where it is null.
+std::string seconds_or_never(const nlohmann::ordered_json& seconds);
+// The recovery time of a report's "faults", in the words every output uses:
+// "0.607 s (serving again 0.002 s after the detection)", or "never (...)".
+std::string recovery_time(const nlohmann::ordered_json& faults);
+
 }  // namespace engine

@@ -21,6 +21,21 @@ namespace sg4 = simgrid::s4u;
 constexpr int kTag = 7, kMessages = 10;
 constexpr double kEvery = 1e-3;  // rank 0 sends one message of kTag this often
 
+// The cable between ranks 0 and 1 of `simulation` goes down both ways at
+// `at` for `for_s` (never when `at` is negative). REQUIRES: before run().
+void cut_cable(sim::Simulation& simulation, double at, double for_s) {
+  if (at < 0) return;
+  sg4::Actor::create("outage", sg4::Host::by_name(sim::Simulation::kControlHost), [&simulation, at, for_s] {
+    auto* cable = sg4::SplitDuplexLink::by_name(sim::cable_link_name(simulation.platform(), 0, 1));
+    sg4::this_actor::sleep_until(at);
+    cable->get_link_up()->turn_off();
+    cable->get_link_down()->turn_off();
+    sg4::this_actor::sleep_for(for_s);
+    cable->get_link_up()->turn_on();
+    cable->get_link_down()->turn_on();
+  });
+}
+
 // What rank 1 took of rank 0's stream until it stopped, in order (each message
 // carries its index, and a failed receive shows as "failed: <why>"), then the
 // account of the pair: "taken numbered gap". `outage_at`/`for`: the cable is
@@ -52,16 +67,7 @@ std::string stream_across_an_outage(double outage_at, double outage_for) {
         }
       }
     });
-    if (outage_at >= 0)
-      sg4::Actor::create("outage", sg4::Host::by_name(sim::Simulation::kControlHost), [&] {
-        auto* cable = sg4::SplitDuplexLink::by_name(sim::cable_link_name(simulation.platform(), 0, 1));
-        sg4::this_actor::sleep_until(outage_at);
-        cable->get_link_up()->turn_off();
-        cable->get_link_down()->turn_off();
-        sg4::this_actor::sleep_for(outage_for);
-        cable->get_link_up()->turn_on();
-        cable->get_link_down()->turn_on();
-      });
+    cut_cable(simulation, outage_at, outage_for);
     simulation.run();
     const engine::Sequence& q = simulation.sequences().at(0 * 2 + 1);
     return out + "| " + std::to_string(q.taken) + " " + std::to_string(q.numbered) + " " +
@@ -114,16 +120,7 @@ std::string collectives_across_an_outage(double outage_at, double outage_for) {
         }
       }
     });
-    if (outage_at >= 0)
-      sg4::Actor::create("outage", sg4::Host::by_name(sim::Simulation::kControlHost), [&] {
-        auto* cable = sg4::SplitDuplexLink::by_name(sim::cable_link_name(simulation.platform(), 0, 1));
-        sg4::this_actor::sleep_until(outage_at);
-        cable->get_link_up()->turn_off();
-        cable->get_link_down()->turn_off();
-        sg4::this_actor::sleep_for(outage_for);
-        cable->get_link_up()->turn_on();
-        cable->get_link_down()->turn_on();
-      });
+    cut_cable(simulation, outage_at, outage_for);
     simulation.run();
     return out + "| " + starts;
   });
