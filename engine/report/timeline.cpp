@@ -92,6 +92,7 @@ ordered_json bytes_over_time(const RunResult& r, int from, int to) {
       }).sums();
   const std::size_t on = static_cast<std::size_t>(from) * r.nodes.size() + static_cast<std::size_t>(to);
   for (const NodeResult& n : r.nodes) {
+    if (on >= n.traffic.relayed.size() || n.traffic.relayed[on] == 0) continue;  // none of its detours crossed here
     const auto forwarded = per_bucket(n.steps, r.end_s, [on](const StepTrace& st) {
       return on < st.relayed.size() ? static_cast<double>(st.relayed[on]) : 0.0;
     });
