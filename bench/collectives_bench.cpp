@@ -7,8 +7,8 @@
 #include <chrono>
 #include <simgrid/s4u.hpp>
 
-#include "engine/catalog.hpp"
-#include "engine/collectives.hpp"
+#include "engine/cards/catalog.hpp"
+#include "engine/node/collectives.hpp"
 #include "sim/isolated.hpp"
 #include "sim/simulation.hpp"
 

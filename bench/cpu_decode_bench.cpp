@@ -7,7 +7,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/compute/random_model.hpp"
+#include "engine/checkpoint/random_model.hpp"
+#include "engine/input/scenario_file.hpp"
 #include "engine/report/report.hpp"
 #include "support/cli_runner.hpp"
 #include "support/cpu_engine.hpp"

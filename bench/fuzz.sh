@@ -22,7 +22,7 @@ case "$target" in
     seeds=("$root"/scenarios/*.json "$root"/scenarios/ci/*.json "$root"/tests/fuzz/seeds/*.json)
     run_flags=(-dict="$root/tests/fuzz/scenario.dict") ;;
   wire)
-    sources=(engine/error.cpp engine/liveness.cpp engine/epoch_runtime.cpp hw/hello.cpp hw/tcp_frame.cpp
+    sources=(engine/base/error.cpp engine/node/liveness.cpp engine/node/epoch_runtime.cpp hw/hello.cpp hw/tcp_frame.cpp
              hw/message_stream.cpp hw/verbs/verbs_frames.cpp hw/node_result_codec.cpp)
     seeds=("$root"/tests/fuzz/wire-seeds/*)
     run_flags=(-rss_limit_mb=1024 -malloc_limit_mb=1100) ;;  # a length trusted from the wire would pass 1 GiB
@@ -47,7 +47,7 @@ if [[ ! -x $bin || -n $(find "$root/engine" "$root/hw" "$root/tests/fuzz" -name 
   echo "fuzz-$target: building $bin"
   # The build info CMake generates, with this tree as the source dir (where the catalog is).
   sed -e "s|@PROJECT_VERSION@|fuzz|" -e "s|@MESHINFER_GIT@|fuzz|" -e "s|@CMAKE_SOURCE_DIR@|$root|" \
-    "$root/engine/build_info.cpp.in" >"$out/build_info.cpp"
+    "$root/engine/base/build_info.cpp.in" >"$out/build_info.cpp"
   clang++ -std=c++20 -g -O1 "${flags[@]}" -I"$root" "${sources[@]/#/$root/}" "$out/build_info.cpp" \
     "$root/tests/fuzz/${target}_fuzz.cpp" -lfmt "${link_flags[@]}" -o "$bin"
 fi

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/compute/checkpoint.hpp"
-#include "engine/compute/model_config.hpp"
-#include "engine/workload.hpp"
+#include "engine/checkpoint/checkpoint.hpp"
+#include "engine/checkpoint/model_config.hpp"
+#include "engine/input/workload.hpp"
 
 namespace {
 

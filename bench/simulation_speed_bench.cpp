@@ -17,11 +17,12 @@
 #include <simgrid/s4u.hpp>
 #include <vector>
 
-#include "engine/build_info.hpp"
-#include "engine/cost_model.hpp"
-#include "engine/scenario.hpp"
-#include "engine/scheduler.hpp"
-#include "engine/stack_card.hpp"
+#include "engine/base/build_info.hpp"
+#include "engine/cards/stack_card.hpp"
+#include "engine/input/scenario.hpp"
+#include "engine/input/scenario_file.hpp"
+#include "engine/node/scheduler.hpp"
+#include "engine/plan/cost_model.hpp"
 #include "sim/isolated.hpp"
 #include "sim/platform.hpp"
 #include "sim/scenario_run.hpp"

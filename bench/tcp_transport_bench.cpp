@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/collectives.hpp"
+#include "engine/node/collectives.hpp"
 #include "hw/cluster.hpp"
 #include "hw/platform.hpp"
 #include "hw/transport.hpp"

@@ -13,8 +13,8 @@
 #include <chrono>
 #include <memory>
 
-#include "engine/catalog.hpp"
-#include "engine/collectives.hpp"
+#include "engine/cards/catalog.hpp"
+#include "engine/node/collectives.hpp"
 #include "hw/verbs/verbs_api.hpp"
 #include "hw/verbs/verbs_runtime.hpp"
 

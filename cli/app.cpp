@@ -6,9 +6,9 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
-#include "engine/build_info.hpp"
-#include "engine/error.hpp"
-#include "engine/planner.hpp"
+#include "engine/base/build_info.hpp"
+#include "engine/base/error.hpp"
+#include "engine/plan/planner.hpp"
 #include "hw/platform.hpp"
 
 namespace cli {

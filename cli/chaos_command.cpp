@@ -5,13 +5,14 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "cli/progress_line.hpp"
 #include "cli/output_file.hpp"
+#include "cli/progress_line.hpp"
 #include "cli/study_shard.hpp"
 #include "cli/workload_flags.hpp"
-#include "engine/error.hpp"
-#include "engine/json_input.hpp"
-#include "engine/scenario.hpp"
+#include "engine/base/error.hpp"
+#include "engine/base/json_input.hpp"
+#include "engine/input/scenario.hpp"
+#include "engine/input/scenario_file.hpp"
 #include "sim/fault_injector.hpp"
 #include "sim/studies/chaos.hpp"
 #include "sim/studies/chaos_junit.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/choices.hpp"
+#include "engine/base/choices.hpp"
 
 namespace cli {
 
@@ -35,7 +35,7 @@ void add_doctor_command(CLI::App& app, int& status);
 void add_rdma_check_command(CLI::App& app, int& status);
 
 // --level message|flow: how the simulator times collectives, over the scenario's
-// simulation_level (engine/choices.hpp).
+// simulation_level (engine/base/choices.hpp).
 void add_level_option(CLI::App* cmd, std::optional<engine::SimulationLevel>& level);
 
 // What `meshinfer --version` prints: version, git id, transports, OS calls.

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "engine/json_input.hpp"
+#include "engine/base/json_input.hpp"
 #include "engine/report/compare.hpp"
 
 namespace cli {

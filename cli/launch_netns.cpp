@@ -11,7 +11,7 @@
 
 #include "cli/rank_launch.hpp"
 #include "cli/run_report.hpp"
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 #include "hw/launcher.hpp"
 #include "hw/membership_proof.hpp"
 #include "hw/netns_faults.hpp"

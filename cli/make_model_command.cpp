@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "engine/compute/random_model.hpp"
+#include "engine/checkpoint/random_model.hpp"
 
 namespace cli {
 

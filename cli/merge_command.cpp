@@ -10,7 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/study_shard.hpp"
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace cli {
 

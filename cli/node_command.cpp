@@ -10,7 +10,7 @@
 #include "cli/run_report.hpp"
 #include "engine/compute/cpu_backend.hpp"
 #include "engine/compute/thread_pool.hpp"
-#include "engine/workload.hpp"
+#include "engine/input/workload.hpp"
 #include "hw/netns_faults.hpp"
 #include "hw/node_process.hpp"
 #include "hw/platform.hpp"

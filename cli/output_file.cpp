@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace cli {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/events.hpp"
+#include "engine/base/events.hpp"
 #include "hw/launcher.hpp"
 
 namespace cli {

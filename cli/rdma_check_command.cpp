@@ -12,8 +12,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/output_file.hpp"
-#include "engine/build_info.hpp"
-#include "engine/error.hpp"
+#include "engine/base/build_info.hpp"
+#include "engine/base/error.hpp"
 #include "hw/cluster.hpp"
 #ifdef MESHINFER_HAVE_VERBS
 #include "hw/tcp_runtime.hpp"

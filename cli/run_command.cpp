@@ -8,7 +8,8 @@
 #include "cli/commands.hpp"
 #include "cli/progress_line.hpp"
 #include "cli/run_report.hpp"
-#include "engine/workload.hpp"
+#include "engine/input/scenario_file.hpp"
+#include "engine/input/workload.hpp"
 #include "sim/scenario_run.hpp"
 
 namespace cli {

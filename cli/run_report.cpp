@@ -6,9 +6,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/output_file.hpp"
+#include "engine/input/scenario_file.hpp"
 #include "engine/report/expectations.hpp"
 #include "engine/report/junit.hpp"
 #include "engine/report/report.hpp"
+#include "engine/report/run_figures.hpp"
 #include "engine/report/trace.hpp"
 #include "hw/launcher.hpp"
 #include "sim/scenario_run.hpp"

@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "cli/workload_flags.hpp"
-#include "engine/catalog.hpp"
-#include "engine/executor.hpp"
-#include "engine/planner.hpp"
-#include "engine/scenario.hpp"
-#include "engine/stack_card.hpp"
+#include "engine/cards/catalog.hpp"
+#include "engine/cards/stack_card.hpp"
+#include "engine/input/scenario.hpp"
+#include "engine/node/run_result.hpp"
+#include "engine/plan/planner.hpp"
 
 namespace cli {
 

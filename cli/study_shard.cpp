@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/output_file.hpp"
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace cli {
 

@@ -1,6 +1,6 @@
 #include "cli/workload_flags.hpp"
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace cli {
 

@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "engine/scenario.hpp"
+#include "engine/input/scenario.hpp"
 
 namespace cli {
 

@@ -10,8 +10,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "engine/error.hpp"
-#include "engine/json_input.hpp"
+#include "engine/base/error.hpp"
+#include "engine/base/json_input.hpp"
 #include "hw/membership_proof.hpp"
 #include "hw/platform.hpp"
 #include "hw/verbs/verbs_frames.hpp"

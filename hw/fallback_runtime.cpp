@@ -4,7 +4,7 @@
 #include <exception>
 #include <stdexcept>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace hw {
 

@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "engine/runtime.hpp"
+#include "engine/base/runtime.hpp"
 
 namespace hw {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 #include "hw/socket_util.hpp"
 
 namespace hw {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/inbox.hpp"
-#include "engine/runtime.hpp"
+#include "engine/base/runtime.hpp"
+#include "engine/node/inbox.hpp"
 #include "hw/message_stream.hpp"
 
 namespace hw {

@@ -7,7 +7,7 @@
 #include <span>
 #include <stdexcept>
 
-#include "engine/tags.hpp"
+#include "engine/base/tags.hpp"
 
 namespace hw {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/runtime.hpp"
+#include "engine/base/runtime.hpp"
 
 namespace hw {
 

@@ -12,7 +12,7 @@
 #include <optional>
 #include <span>
 
-#include "engine/runtime.hpp"
+#include "engine/base/runtime.hpp"
 #include "hw/frame_route.hpp"
 #include "hw/tcp_frame.hpp"
 

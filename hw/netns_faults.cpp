@@ -11,7 +11,7 @@
 #include <thread>
 #include <utility>
 
-#include "engine/tcp_instability.hpp"
+#include "engine/faults/tcp_instability.hpp"
 #include "hw/netns_mesh.hpp"
 
 namespace hw {

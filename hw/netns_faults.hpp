@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/cable_holds.hpp"
-#include "engine/events.hpp"
-#include "engine/scenario.hpp"
+#include "engine/base/events.hpp"
+#include "engine/faults/cable_holds.hpp"
+#include "engine/input/scenario.hpp"
 #include "hw/cable_switch.hpp"
 #include "hw/cpu_quota.hpp"
 

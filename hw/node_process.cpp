@@ -8,10 +8,10 @@
 #include <memory>
 #include <thread>
 
-#include "engine/error.hpp"
-#include "engine/liveness.hpp"
-#include "engine/recovery.hpp"
-#include "engine/tags.hpp"
+#include "engine/base/error.hpp"
+#include "engine/base/tags.hpp"
+#include "engine/node/liveness.hpp"
+#include "engine/node/recovery.hpp"
 #include "hw/node_result_codec.hpp"
 #include "hw/report_watch.hpp"
 

@@ -7,8 +7,8 @@
 
 #include <functional>
 
-#include "engine/delayed_runtime.hpp"
-#include "engine/executor.hpp"
+#include "engine/node/delayed_runtime.hpp"
+#include "engine/node/executor.hpp"
 #include "hw/cluster.hpp"
 #include "hw/transport.hpp"
 

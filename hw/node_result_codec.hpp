@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include "engine/events.hpp"
-#include "engine/executor.hpp"
-#include "engine/runtime.hpp"
+#include "engine/base/events.hpp"
+#include "engine/base/runtime.hpp"
+#include "engine/node/run_result.hpp"
 
 namespace hw {
 

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/events.hpp"
-#include "engine/scenario.hpp"
+#include "engine/base/events.hpp"
+#include "engine/input/scenario.hpp"
 #include "hw/netns_faults.hpp"
 
 namespace hw {

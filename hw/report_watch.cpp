@@ -1,7 +1,7 @@
 #include "hw/report_watch.hpp"
 
-#include "engine/error.hpp"
-#include "engine/tags.hpp"
+#include "engine/base/error.hpp"
+#include "engine/base/tags.hpp"
 
 namespace hw {
 

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "engine/runtime.hpp"
+#include "engine/base/runtime.hpp"
 
 namespace hw {
 

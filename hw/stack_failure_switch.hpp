@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "engine/events.hpp"
-#include "engine/scenario.hpp"
+#include "engine/base/events.hpp"
+#include "engine/input/scenario.hpp"
 
 namespace hw {
 

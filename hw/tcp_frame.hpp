@@ -6,7 +6,7 @@
 #include <array>
 #include <cstdint>
 
-#include "engine/runtime.hpp"
+#include "engine/base/runtime.hpp"
 #include "hw/frame_route.hpp"
 #include "hw/wire_limits.hpp"
 

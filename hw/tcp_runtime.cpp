@@ -11,8 +11,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "engine/error.hpp"
-#include "engine/tags.hpp"
+#include "engine/base/error.hpp"
+#include "engine/base/tags.hpp"
 #include "hw/admission.hpp"
 #include "hw/platform.hpp"
 #include "hw/socket_util.hpp"

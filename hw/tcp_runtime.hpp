@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/inbox.hpp"
+#include "engine/node/inbox.hpp"
 #include "hw/link_core.hpp"
 #include "hw/tcp_frame.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 #include "hw/fallback_runtime.hpp"
 #ifdef MESHINFER_HAVE_VERBS
 #include "hw/verbs/verbs_api.hpp"

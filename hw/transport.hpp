@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/runtime.hpp"
+#include "engine/base/runtime.hpp"
 #include "hw/cluster.hpp"
 #include "hw/tcp_runtime.hpp"
 

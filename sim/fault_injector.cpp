@@ -4,8 +4,8 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "engine/error.hpp"
-#include "engine/tcp_instability.hpp"
+#include "engine/base/error.hpp"
+#include "engine/faults/tcp_instability.hpp"
 
 namespace sg4 = simgrid::s4u;
 

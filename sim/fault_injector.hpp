@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/cable_holds.hpp"
-#include "engine/catalog.hpp"
-#include "engine/events.hpp"
-#include "engine/scenario.hpp"
+#include "engine/base/events.hpp"
+#include "engine/cards/catalog.hpp"
+#include "engine/faults/cable_holds.hpp"
+#include "engine/input/scenario.hpp"
 #include "sim/simulation.hpp"
 
 namespace sim {

@@ -7,7 +7,7 @@
 
 #include "engine/compute/cpu_backend.hpp"
 #include "engine/compute/thread_pool.hpp"
-#include "engine/recovery.hpp"
+#include "engine/node/recovery.hpp"
 #include "sim/fault_injector.hpp"
 #include "sim/isolated.hpp"
 #include "sim/simulation.hpp"

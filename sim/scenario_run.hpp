@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/executor.hpp"
-#include "engine/planner.hpp"
-#include "engine/scenario.hpp"
-#include "engine/stack_card.hpp"
-#include "engine/workload.hpp"
+#include "engine/cards/stack_card.hpp"
+#include "engine/input/scenario.hpp"
+#include "engine/input/workload.hpp"
+#include "engine/node/executor.hpp"
+#include "engine/plan/planner.hpp"
 
 namespace sim {
 

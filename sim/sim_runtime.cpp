@@ -9,7 +9,7 @@
 #include <simgrid/s4u.hpp>
 #include <utility>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 #include "sim/start_actor.hpp"
 
 namespace sg4 = simgrid::s4u;

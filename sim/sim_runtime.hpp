@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "engine/events.hpp"
-#include "engine/inbox.hpp"
-#include "engine/runtime.hpp"
+#include "engine/base/events.hpp"
+#include "engine/base/runtime.hpp"
+#include "engine/node/inbox.hpp"
 #include "sim/flow_board.hpp"
 #include "sim/platform.hpp"
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/choices.hpp"
-#include "engine/events.hpp"
-#include "engine/runtime.hpp"
+#include "engine/base/choices.hpp"
+#include "engine/base/events.hpp"
+#include "engine/base/runtime.hpp"
 #include "sim/flow_board.hpp"
 #include "sim/platform.hpp"
 #include "sim/sim_runtime.hpp"

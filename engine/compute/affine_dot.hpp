@@ -17,8 +17,8 @@
 #include <cstring>
 #include <span>
 
+#include "engine/checkpoint/safetensors.hpp"
 #include "engine/compute/affine_kernels.hpp"
-#include "engine/compute/safetensors.hpp"
 
 namespace engine::cpu {
 

@@ -1,4 +1,4 @@
-// Real math for one shard of a model directory (engine/compute/model_config.hpp): a
+// Real math for one shard of a model directory (engine/checkpoint/model_config.hpp): a
 // Llama/Qwen3 decoder with RMSNorm, RoPE, grouped-query attention over a KV
 // cache per request, SwiGLU or top-k MoE, and an LM head with greedy argmax.
 // It loads only the slices its shard holds, placed as the planner says:
@@ -13,12 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend.hpp"
-#include "engine/compute/model_config.hpp"
+#include "engine/checkpoint/model_config.hpp"
 #include "engine/compute/thread_pool.hpp"
 #include "engine/compute/weight.hpp"
-#include "engine/executor.hpp"
-#include "engine/planner.hpp"
+#include "engine/node/backend.hpp"
+#include "engine/plan/planner.hpp"
 
 namespace engine {
 

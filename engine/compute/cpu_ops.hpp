@@ -28,7 +28,7 @@ void linear_block(const float* x, int n, int in, const float* w, std::int64_t ld
 void rms_norm(std::span<const float> x, int rows, int dim, std::span<const float> weight, double eps,
               std::span<float> out);
 
-// cos and sin of the angles position · inv_freq[i] (engine/compute/rope.hpp),
+// cos and sin of the angles position · inv_freq[i] (engine/checkpoint/rope.hpp),
 // times `scale` (YaRN's attention factor), once per position for every head.
 void rope_angles(int position, std::span<const double> inv_freq, double scale, std::span<float> cos,
                  std::span<float> sin);

@@ -1,5 +1,5 @@
 // The weights of a model directory as CpuBackend computes with them
-// (engine/compute/weight_layout.hpp says where they are): each module's block
+// (engine/checkpoint/weight_layout.hpp says where they are): each module's block
 // computed in place from the mapped file: f32 where its bytes are aligned
 // (else from a copy of the rows used), quantized weights kept packed at any
 // alignment; 16-bit floats converted to f32.
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/checkpoint/weight_layout.hpp"
 #include "engine/compute/weight.hpp"
-#include "engine/compute/weight_layout.hpp"
 
 namespace engine {
 

@@ -7,7 +7,7 @@
 #include <map>
 #include <optional>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace engine {
 

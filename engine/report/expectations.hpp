@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/scenario.hpp"
+#include "engine/input/scenario.hpp"
 
 namespace engine {
 

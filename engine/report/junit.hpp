@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "engine/invariants.hpp"
+#include "engine/input/scenario.hpp"
+#include "engine/node/invariants.hpp"
 #include "engine/report/expectations.hpp"
-#include "engine/scenario.hpp"
 
 namespace engine {
 

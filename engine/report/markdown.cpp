@@ -1,5 +1,4 @@
 #include "engine/report/markdown.hpp"
-#include "engine/report/report.hpp"
 
 #include <fmt/format.h>
 

@@ -11,8 +11,8 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "engine/build_info.hpp"
-#include "engine/invariants.hpp"
+#include "engine/base/build_info.hpp"
+#include "engine/node/invariants.hpp"
 #include "engine/report/markdown.hpp"
 #include "engine/report/report_html.hpp"
 #include "engine/report/run_figures.hpp"
@@ -193,20 +193,6 @@ ordered_json faults_json(const RunResult& r) {
           {"before", fault >= 0 ? serving_between(r, 0, fault) : ordered_json(nullptr)},
           {"after", recovered >= 0 ? serving_between(r, recovered, r.end_s) : ordered_json(nullptr)}};
 }
-
-}  // namespace
-
-std::string seconds_or_never(const ordered_json& seconds) {
-  return seconds.is_null() ? std::string("never") : fmt::format("{:.3f} s", seconds.get<double>());
-}
-
-std::string recovery_time(const ordered_json& faults) {
-  if (faults.at("time_to_recover_s").is_null()) return "never (not serving again by the end)";
-  return fmt::format("{:.3f} s (serving again {:.3f} s after the detection)", faults.at("downtime_s").get<double>(),
-                     faults.at("time_to_recover_s").get<double>());
-}
-
-namespace {
 
 ordered_json nodes_json(const Scenario& s, const RunResult& r) {
   ordered_json nodes = ordered_json::array();

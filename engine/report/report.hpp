@@ -33,11 +33,11 @@
 //                  tokens: [..]}                      one value per bucket
 //   distributions {ttft_s, itl_s: {start, width, counts: [..]}}   histograms
 //   events        (fault runs only) [{t_s, kind, target, detail}] in time order
-//                  (engine/events.hpp RunEvent): faults injected and what the engine
+//                  (engine/base/events.hpp RunEvent): faults injected and what the engine
 //                  did about them; target a node name, "a-b" for a link, or empty
 //   sequences     (only when a message was lost) [{from, to, taken, numbered, gap_s}]
 //                  each sender whose numbered messages showed a receiver a loss
-//                  (engine/events.hpp Sequence): gap_s when it found a number
+//                  (engine/base/events.hpp Sequence): gap_s when it found a number
 //                  skipped (null: never), taken < numbered when it took a message
 //                  past one it never took, in its place
 //   phases        (fault runs only) [{kind, target, start_s, end_s}], e.g. detect
@@ -79,10 +79,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/catalog.hpp"
-#include "engine/executor.hpp"
-#include "engine/planner.hpp"
-#include "engine/scenario.hpp"
+#include "engine/cards/catalog.hpp"
+#include "engine/input/scenario.hpp"
+#include "engine/node/run_result.hpp"
+#include "engine/plan/planner.hpp"
 
 namespace engine {
 
@@ -93,11 +93,5 @@ nlohmann::ordered_json build_report(const Scenario& s, const Catalog& catalog, c
 // Creates `dir` and writes report.json, report.md, report.html and trace.json into it.
 // Throws std::runtime_error when a file cannot be written.
 void write_reports(const std::string& dir, const nlohmann::ordered_json& report, const nlohmann::json& trace);
-
-// A report's time in seconds ("0.605 s"), or "never" where it is null.
-std::string seconds_or_never(const nlohmann::ordered_json& seconds);
-// The recovery time of a report's "faults", in the words every output uses:
-// "0.607 s (serving again 0.002 s after the detection)", or "never (...)".
-std::string recovery_time(const nlohmann::ordered_json& faults);
 
 }  // namespace engine

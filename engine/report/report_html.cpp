@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/portable_math.hpp"
+#include "engine/base/portable_math.hpp"
 #include "engine/report/svg.hpp"
 #include "engine/report/timeline_html.hpp"
 

@@ -1,8 +1,10 @@
 #include "engine/report/run_figures.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
-#include "engine/choices.hpp"
+#include "engine/base/choices.hpp"
 
 namespace engine {
 
@@ -66,6 +68,16 @@ nlohmann::ordered_json recovery_phases(const RunResult& r) {
     out.push_back(phase);
   }
   return out;
+}
+
+std::string seconds_or_never(const nlohmann::ordered_json& seconds) {
+  return seconds.is_null() ? std::string("never") : fmt::format("{:.3f} s", seconds.get<double>());
+}
+
+std::string recovery_time(const nlohmann::ordered_json& faults) {
+  if (faults.at("time_to_recover_s").is_null()) return "never (not serving again by the end)";
+  return fmt::format("{:.3f} s (serving again {:.3f} s after the detection)", faults.at("downtime_s").get<double>(),
+                     faults.at("time_to_recover_s").get<double>());
 }
 
 }  // namespace engine

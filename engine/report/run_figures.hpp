@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/executor.hpp"
+#include "engine/node/run_result.hpp"
 
 namespace engine {
 
@@ -39,5 +39,11 @@ double out_of_service_s(const RunResult& r);
 // From each detection to the recovery (or the instance's end) that followed
 // it: [{kind, target, start_s, end_s}], end_s null when the run ended first.
 nlohmann::ordered_json recovery_phases(const RunResult& r);
+
+// A report's time in seconds ("0.605 s"), or "never" where it is null.
+std::string seconds_or_never(const nlohmann::ordered_json& seconds);
+// The recovery time of a report's "faults", in the words every output uses:
+// "0.607 s (serving again 0.002 s after the detection)", or "never (...)".
+std::string recovery_time(const nlohmann::ordered_json& faults);
 
 }  // namespace engine

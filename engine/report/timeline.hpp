@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/catalog.hpp"
-#include "engine/executor.hpp"
-#include "engine/scenario.hpp"
+#include "engine/cards/catalog.hpp"
+#include "engine/input/scenario.hpp"
+#include "engine/node/run_result.hpp"
 
 namespace engine {
 

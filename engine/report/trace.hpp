@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/executor.hpp"
-#include "engine/planner.hpp"
-#include "engine/scenario.hpp"
+#include "engine/input/scenario.hpp"
+#include "engine/node/run_result.hpp"
+#include "engine/plan/planner.hpp"
 
 namespace engine {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/planner.hpp"
+#include "engine/plan/planner.hpp"
 #include "hw/cluster.hpp"
 #include "hw/doctor/host_facts.hpp"
 #include "hw/link_probe.hpp"

@@ -1,7 +1,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "engine/portable_math.hpp"
+#include "engine/base/portable_math.hpp"
 #include "hw/doctor/parsers.hpp"
 
 namespace hw::doctor {

@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "engine/runtime.hpp"
+#include "engine/base/runtime.hpp"
 #include "hw/verbs/port_choice.hpp"
 #include "hw/verbs/rdma_rules.hpp"
 #include "hw/verbs/rule_probe.hpp"

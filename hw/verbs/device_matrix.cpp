@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace hw {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/json_input.hpp"
+#include "engine/base/json_input.hpp"
 
 namespace hw {
 

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "engine/error.hpp"
-#include "engine/tags.hpp"
+#include "engine/base/error.hpp"
+#include "engine/base/tags.hpp"
 #include "hw/platform.hpp"
 #include "hw/socket_util.hpp"
 #include "hw/verbs/verbs_api.hpp"

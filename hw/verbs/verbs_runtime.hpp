@@ -18,7 +18,7 @@
 #include <optional>
 #include <vector>
 
-#include "engine/runtime.hpp"
+#include "engine/base/runtime.hpp"
 #include "hw/link_core.hpp"
 #include "hw/tcp_runtime.hpp"
 #include "hw/verbs/verbs_credits.hpp"

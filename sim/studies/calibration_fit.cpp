@@ -8,8 +8,8 @@
 #include <nlopt.hpp>
 #include <stdexcept>
 
+#include "engine/input/workload.hpp"
 #include "engine/report/report.hpp"
-#include "engine/workload.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
 #include "sim/studies/worker_pool.hpp"

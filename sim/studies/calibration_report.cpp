@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "engine/layer_kernels.hpp"
-#include "engine/stack_card.hpp"
+#include "engine/cards/stack_card.hpp"
+#include "engine/plan/layer_kernels.hpp"
 #include "sim/studies/calibration_fit.hpp"
 #include "sim/studies/planning_table.hpp"
 
@@ -149,7 +149,7 @@ std::string reading_notes(const Context& c, const std::map<std::string, std::vec
       "per expert: MoE decode is slower than its bytes say, in Qwen3 and DeepSeek R1 alike).\n",
       1e6 * cpp.per_kernel_overhead_s, 1e6 * cpp.per_expert_overhead_s);
   out += fmt::format(
-      "- The kernels come from each model's architecture (engine/layer_kernels.hpp): one decode token launches {} "
+      "- The kernels come from each model's architecture (engine/plan/layer_kernels.hpp): one decode token launches {} "
       "kernels for Qwen3-235B (GQA, MoE), {} for Kimi K2 and {} for DeepSeek-V3.1 (MLA, MoE with a shared expert), "
       "{} for Llama-3.3-70B (GQA, dense); a kernel's dispatch replaces what was one fitted constant per layer.\n",
       kernels_per_token(c.catalog.model("qwen3-235b-a22b")), kernels_per_token(c.catalog.model("kimi-k2.6")),

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "engine/catalog.hpp"
-#include "engine/measurements.hpp"
+#include "engine/cards/catalog.hpp"
+#include "engine/input/measurements.hpp"
 #include "sim/studies/cross_validation.hpp"
 
 namespace sim {

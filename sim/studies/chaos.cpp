@@ -7,11 +7,11 @@
 #include <numeric>
 #include <random>
 
-#include "engine/invariants.hpp"
-#include "engine/oracle.hpp"
+#include "engine/cards/stack_card.hpp"
+#include "engine/faults/oracle.hpp"
+#include "engine/input/workload.hpp"
+#include "engine/node/invariants.hpp"
 #include "engine/report/report.hpp"
-#include "engine/stack_card.hpp"
-#include "engine/workload.hpp"
 #include "sim/scenario_run.hpp"
 #include "sim/studies/worker_pool.hpp"
 

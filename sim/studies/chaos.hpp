@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/catalog.hpp"
-#include "engine/scenario.hpp"
+#include "engine/cards/catalog.hpp"
+#include "engine/input/scenario.hpp"
 #include "sim/studies/worker_pool.hpp"
 
 namespace sim {

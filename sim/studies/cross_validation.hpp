@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/catalog.hpp"
-#include "engine/measurements.hpp"
-#include "engine/stack_card.hpp"
+#include "engine/cards/catalog.hpp"
+#include "engine/cards/stack_card.hpp"
+#include "engine/input/measurements.hpp"
 #include "sim/studies/calibration_fit.hpp"
 
 namespace sim {

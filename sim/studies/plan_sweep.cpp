@@ -8,10 +8,10 @@
 #include <optional>
 #include <set>
 
-#include "engine/planner.hpp"
+#include "engine/cards/stack_card.hpp"
+#include "engine/input/workload.hpp"
+#include "engine/plan/planner.hpp"
 #include "engine/report/report.hpp"
-#include "engine/stack_card.hpp"
-#include "engine/workload.hpp"
 #include "sim/scenario_run.hpp"
 #include "sim/studies/worker_pool.hpp"
 

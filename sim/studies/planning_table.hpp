@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/catalog.hpp"
-#include "engine/measurements.hpp"
+#include "engine/cards/catalog.hpp"
+#include "engine/input/measurements.hpp"
 #include "sim/studies/calibration_fit.hpp"
 #include "sim/studies/cross_validation.hpp"
 

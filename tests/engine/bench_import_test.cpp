@@ -11,14 +11,14 @@
 //   mlx_lm/benchmark.py: "Timing with ...", one "Trial" line per trial, "Averages"),
 //   written by hand with the Kimi K2.6 averages docs/reference-facts.md#published-measurements
 //   cites; not captured from a run.
-#include "engine/bench_import.hpp"
+#include "engine/input/bench_import.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace {
 

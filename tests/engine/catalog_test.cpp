@@ -1,6 +1,6 @@
 // Catalog cards and derived figures, checked against arithmetic written out
 // here from the published architectures (docs/reference-facts.md#model-shapes).
-#include "engine/catalog.hpp"
+#include "engine/cards/catalog.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,8 +9,8 @@
 #include <fstream>
 #include <string>
 
-#include "engine/error.hpp"
-#include "engine/model_math.hpp"
+#include "engine/base/error.hpp"
+#include "engine/cards/model_math.hpp"
 
 namespace engine {
 namespace {

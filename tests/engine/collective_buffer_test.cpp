@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "engine/collectives.hpp"
+#include "engine/node/collectives.hpp"
 
 namespace {
 

@@ -1,13 +1,13 @@
 // The card a publisher's config.json makes (tests/data/configs) equals the
 // catalog's card of that model in every field the planner and cost model read:
 // one test per catalog model, its quantization the config's own.
-#include "engine/config_card.hpp"
+#include "engine/checkpoint/config_card.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "engine/model_math.hpp"
+#include "engine/cards/model_math.hpp"
 
 namespace engine {
 namespace {

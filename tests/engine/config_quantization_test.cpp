@@ -1,7 +1,7 @@
 // What a config.json records about its weights' bytes (MLX blocks, fp8,
 // compressed-tensors, dtypes), and every refusal naming the file, the JSON
 // path and the reason: the publishers' configs of tests/data/configs, edited.
-#include "engine/config_quantization.hpp"
+#include "engine/checkpoint/config_quantization.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,11 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/compute/model_config.hpp"
-#include "engine/config_card.hpp"
-#include "engine/error.hpp"
-#include "engine/json_input.hpp"
-#include "engine/model_math.hpp"
+#include "engine/base/error.hpp"
+#include "engine/base/json_input.hpp"
+#include "engine/cards/model_math.hpp"
+#include "engine/checkpoint/config_card.hpp"
+#include "engine/checkpoint/model_config.hpp"
 
 namespace engine {
 namespace {

@@ -2,14 +2,14 @@
 // figures in the comments are the arithmetic): one attention and one MoE layer
 // of Qwen3-235B (GQA, no shared expert) and DeepSeek-V3.1 (MLA, one shared
 // expert) on one M3 Ultra, with a stack of round numbers.
-#include "engine/cost_model.hpp"
+#include "engine/plan/cost_model.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "engine/catalog.hpp"
+#include "engine/cards/catalog.hpp"
 
 namespace {
 

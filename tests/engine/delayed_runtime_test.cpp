@@ -1,12 +1,12 @@
 // The latency a degraded cable adds, held in the sending rank: on a clock the
 // test drives, what reaches the wire when, and in which order.
-#include "engine/delayed_runtime.hpp"
+#include "engine/node/delayed_runtime.hpp"
 
 #include <gtest/gtest.h>
 
 #include <tuple>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace {
 

@@ -8,10 +8,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "engine/epoch_runtime.hpp"
-#include "engine/error.hpp"
-#include "engine/liveness.hpp"
-#include "engine/tags.hpp"
+#include "engine/base/error.hpp"
+#include "engine/base/tags.hpp"
+#include "engine/node/epoch_runtime.hpp"
+#include "engine/node/liveness.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // The queue behind every runtime's recv: what a receiver gets, and in which order.
-#include "engine/inbox.hpp"
+#include "engine/node/inbox.hpp"
 
 #include <gtest/gtest.h>
 

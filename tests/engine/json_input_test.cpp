@@ -1,7 +1,7 @@
-// Every reader refuses the same mistake in the same words (engine/json_input):
+// Every reader refuses the same mistake in the same words (engine/base/json_input):
 // a scenario, a catalog card, calibration measurements, a stack card and a
 // model config, each given a missing key, a wrong type and a misspelt key.
-#include "engine/json_input.hpp"
+#include "engine/base/json_input.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,11 +12,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/catalog.hpp"
-#include "engine/compute/model_config.hpp"
-#include "engine/measurements.hpp"
-#include "engine/scenario.hpp"
-#include "engine/stack_card.hpp"
+#include "engine/cards/catalog.hpp"
+#include "engine/cards/stack_card.hpp"
+#include "engine/checkpoint/model_config.hpp"
+#include "engine/input/measurements.hpp"
+#include "engine/input/scenario.hpp"
+#include "engine/input/scenario_file.hpp"
 
 namespace engine {
 namespace {

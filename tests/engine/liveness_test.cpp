@@ -1,11 +1,11 @@
 // What a node concludes from heartbeats and gossip, and the decisions it sends.
-#include "engine/liveness.hpp"
+#include "engine/node/liveness.hpp"
 
 #include <gtest/gtest.h>
 
 #include <functional>
 
-#include "engine/epoch_runtime.hpp"
+#include "engine/node/epoch_runtime.hpp"
 
 namespace {
 

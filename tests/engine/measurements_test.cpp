@@ -1,13 +1,13 @@
 // Measurements file parsing, the scenario each row becomes, and profile files
 // the fit reads and rewrites.
-#include "engine/measurements.hpp"
+#include "engine/input/measurements.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace {
 

@@ -1,6 +1,7 @@
 // The oracle on hand-made runs: ones it must flag (false suspicion, an
 // unjustified give-up, late detection, a token twice) and ones it must pass.
-#include "engine/oracle.hpp"
+#include "engine/faults/oracle.hpp"
+#include "engine/input/scenario_file.hpp"
 
 #include <gtest/gtest.h>
 

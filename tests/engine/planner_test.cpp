@@ -1,11 +1,11 @@
 // Placement: expected shares are derived here from the cards, not pasted.
-#include "engine/planner.hpp"
+#include "engine/plan/planner.hpp"
 
 #include <gtest/gtest.h>
 
 #include <numeric>
 
-#include "engine/model_math.hpp"
+#include "engine/cards/model_math.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
-// engine/portable_math: close to libm everywhere it is used, and exact where
+// engine/base/portable_math: close to libm everywhere it is used, and exact where
 // exactness is cheap (integer powers of small integers, exp(0), log(1)).
-#include "engine/portable_math.hpp"
+#include "engine/base/portable_math.hpp"
 
 #include <gtest/gtest.h>
 

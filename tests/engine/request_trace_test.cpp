@@ -1,6 +1,6 @@
 // Request logs as teams have them: the Azure and BurstGPT column layouts read
 // as they are, time scaled and windowed, and a bad row refused with its line.
-#include "engine/request_trace.hpp"
+#include "engine/input/request_trace.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,9 +10,10 @@
 #include <fstream>
 #include <string>
 
-#include "engine/error.hpp"
-#include "engine/scenario.hpp"
-#include "engine/workload.hpp"
+#include "engine/base/error.hpp"
+#include "engine/input/scenario.hpp"
+#include "engine/input/scenario_file.hpp"
+#include "engine/input/workload.hpp"
 
 namespace engine {
 namespace {

@@ -6,8 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/error.hpp"
-#include "engine/scenario.hpp"
+#include "engine/base/error.hpp"
+#include "engine/input/scenario.hpp"
+#include "engine/input/scenario_file.hpp"
 
 namespace engine {
 namespace {

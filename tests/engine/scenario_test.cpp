@@ -1,6 +1,6 @@
 // Scenario files: the shipped ones load, full meshes are generated, and each
 // kind of bad input is refused with the file, the JSON path and the reason.
-#include "engine/scenario.hpp"
+#include "engine/input/scenario.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,8 @@
 #include <set>
 #include <string>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
+#include "engine/input/scenario_file.hpp"
 
 namespace engine {
 namespace {

@@ -1,5 +1,5 @@
 // The client's retries: an interrupted request resumes under its own id.
-#include "engine/scheduler.hpp"
+#include "engine/node/scheduler.hpp"
 
 #include <gtest/gtest.h>
 

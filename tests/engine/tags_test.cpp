@@ -1,5 +1,5 @@
-// The rules of engine/tags.hpp, checked for every epoch they promise to cover.
-#include "engine/tags.hpp"
+// The rules of engine/base/tags.hpp, checked for every epoch they promise to cover.
+#include "engine/base/tags.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // its own bytes and each frame's headers on a byte stream (TCP).
 #include <gtest/gtest.h>
 
-#include "engine/catalog.hpp"
+#include "engine/cards/catalog.hpp"
 
 namespace {
 

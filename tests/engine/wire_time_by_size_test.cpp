@@ -7,8 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/catalog.hpp"
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
+#include "engine/cards/catalog.hpp"
 
 namespace {
 

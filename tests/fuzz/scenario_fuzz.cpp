@@ -5,8 +5,9 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/error.hpp"
-#include "engine/scenario.hpp"
+#include "engine/base/error.hpp"
+#include "engine/input/scenario.hpp"
+#include "engine/input/scenario_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

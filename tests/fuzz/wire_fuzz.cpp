@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "engine/epoch_runtime.hpp"
-#include "engine/liveness.hpp"
+#include "engine/node/epoch_runtime.hpp"
+#include "engine/node/liveness.hpp"
 #include "hw/hello.hpp"
 #include "hw/message_stream.hpp"
 #include "hw/node_result_codec.hpp"

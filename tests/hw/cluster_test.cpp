@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace {
 

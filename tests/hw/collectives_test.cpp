@@ -4,7 +4,7 @@
 
 #include <tuple>
 
-#include "engine/catalog.hpp"
+#include "engine/cards/catalog.hpp"
 #include "sim/isolated.hpp"
 #include "sim/simulation.hpp"
 #include "support/collective_suite.hpp"

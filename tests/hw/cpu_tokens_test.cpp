@@ -7,7 +7,8 @@
 #include <set>
 #include <sstream>
 
-#include "engine/compute/random_model.hpp"
+#include "engine/checkpoint/random_model.hpp"
+#include "engine/input/scenario_file.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
 #include "support/cli_runner.hpp"

@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 #include "hw/socket_util.hpp"
 #include "hw/tcp_runtime.hpp"
 #include "support/tcp_cluster.hpp"

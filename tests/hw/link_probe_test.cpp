@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/catalog.hpp"
+#include "engine/cards/catalog.hpp"
 
 namespace {
 

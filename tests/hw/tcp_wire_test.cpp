@@ -12,7 +12,7 @@
 #include <chrono>
 #include <thread>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 #include "hw/hello.hpp"
 #include "hw/socket_util.hpp"
 #include "hw/tcp_frame.hpp"

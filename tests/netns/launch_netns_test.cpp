@@ -86,7 +86,7 @@ TEST(LaunchNetns, ACablePulledUnderTheRdmaTransportIsHandledByTheScenariosPolicy
   EXPECT_NE(events.find("link-down: cable unplugged"), std::string::npos) << events;
   EXPECT_NE(events.find("detected: "), std::string::npos) << events;
   // Within the bound small_scenario's heartbeats imply (timeout 2 s + 3 beats of 0.1 s,
-  // engine/fault_timeline.hpp): a property of the detector, not a speed.
+  // engine/faults/fault_timeline.hpp): a property of the detector, not a speed.
   EXPECT_LE(report["faults"]["time_to_detect_s"].get<double>(), 2.0 + 3 * 0.1) << events;
   EXPECT_NE(events.find("recovered: re-placed on 3 node(s)"), std::string::npos) << events;
   EXPECT_EQ(report["summary"]["requests"]["completed"], 2) << events;

@@ -7,9 +7,9 @@
 #include <simgrid/s4u.hpp>
 #include <tuple>
 
-#include "engine/choices.hpp"
-#include "engine/collectives.hpp"
-#include "engine/error.hpp"
+#include "engine/base/choices.hpp"
+#include "engine/base/error.hpp"
+#include "engine/node/collectives.hpp"
 #include "sim/fault_injector.hpp"
 #include "sim/isolated.hpp"
 #include "sim/simulation.hpp"

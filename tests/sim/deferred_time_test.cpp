@@ -8,7 +8,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "engine/collectives.hpp"
+#include "engine/node/collectives.hpp"
 #include "sim/isolated.hpp"
 #include "sim/platform.hpp"
 #include "sim/simulation.hpp"

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "engine/cost_model.hpp"
-#include "engine/planner.hpp"
-#include "engine/stack_card.hpp"
+#include "engine/cards/stack_card.hpp"
+#include "engine/plan/cost_model.hpp"
+#include "engine/plan/planner.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
 

@@ -5,14 +5,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/compute/random_model.hpp"
-#include "engine/executor.hpp"
-#include "engine/model_math.hpp"
-#include "engine/oracle.hpp"
-#include "engine/planner.hpp"
+#include "engine/cards/model_math.hpp"
+#include "engine/cards/stack_card.hpp"
+#include "engine/checkpoint/random_model.hpp"
+#include "engine/faults/oracle.hpp"
+#include "engine/faults/tcp_instability.hpp"
+#include "engine/input/scenario_file.hpp"
+#include "engine/node/run_result.hpp"
+#include "engine/plan/planner.hpp"
 #include "engine/report/report.hpp"
-#include "engine/stack_card.hpp"
-#include "engine/tcp_instability.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
 #include "support/cli_runner.hpp"

@@ -7,8 +7,8 @@
 #include <sstream>
 #include <string>
 
-#include "engine/collectives.hpp"
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
+#include "engine/node/collectives.hpp"
 #include "sim/fault_injector.hpp"
 #include "sim/isolated.hpp"
 #include "sim/platform.hpp"

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "engine/collectives.hpp"
+#include "engine/node/collectives.hpp"
 
 namespace testsupport {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/runtime.hpp"
+#include "engine/base/runtime.hpp"
 
 namespace testsupport {
 

@@ -1,13 +1,15 @@
+#include "engine/checkpoint/weight_layout.hpp"
+#include "engine/input/scenario_file.hpp"
 #include "support/cpu_engine.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "engine/cards/stack_card.hpp"
+#include "engine/checkpoint/model_config.hpp"
 #include "engine/compute/cpu_backend.hpp"
-#include "engine/compute/model_config.hpp"
-#include "engine/recovery.hpp"
-#include "engine/stack_card.hpp"
-#include "engine/workload.hpp"
+#include "engine/input/workload.hpp"
+#include "engine/node/recovery.hpp"
 
 namespace testsupport {
 

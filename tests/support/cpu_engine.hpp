@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "engine/executor.hpp"
-#include "engine/runtime.hpp"
-#include "engine/scenario.hpp"
+#include "engine/base/runtime.hpp"
+#include "engine/input/scenario.hpp"
+#include "engine/node/run_result.hpp"
 
 namespace testsupport {
 

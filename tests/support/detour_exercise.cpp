@@ -4,7 +4,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace testsupport {
 

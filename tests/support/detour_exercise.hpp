@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "engine/runtime.hpp"
+#include "engine/base/runtime.hpp"
 
 namespace testsupport {
 

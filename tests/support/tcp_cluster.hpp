@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/runtime.hpp"
+#include "engine/base/runtime.hpp"
 #include "hw/tcp_runtime.hpp"
 #include "sim/isolated.hpp"
 

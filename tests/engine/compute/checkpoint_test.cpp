@@ -2,7 +2,7 @@
 // globbed without one, and their refusals (a shard missing, a tensor missing
 // from its shard, a tensor in two shards); weights computed in place from the
 // mapped file when aligned, from a copy when not (MLX writes unaligned files).
-#include "engine/compute/checkpoint.hpp"
+#include "engine/checkpoint/checkpoint.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,9 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cpu_driver.hpp"
-#include "engine/compute/random_model.hpp"
+#include "engine/base/error.hpp"
+#include "engine/checkpoint/random_model.hpp"
+#include "engine/checkpoint/weight_layout.hpp"
 #include "engine/compute/weight_loader.hpp"
-#include "engine/error.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/compute/model_config.hpp"
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
+#include "engine/checkpoint/model_config.hpp"
 
 namespace {
 

@@ -7,9 +7,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/compute/model_config.hpp"
-#include "engine/compute/random_model.hpp"
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
+#include "engine/checkpoint/model_config.hpp"
+#include "engine/checkpoint/random_model.hpp"
+#include "engine/checkpoint/weight_layout.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {

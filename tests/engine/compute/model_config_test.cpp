@@ -1,6 +1,6 @@
 // Model directories: make-model's output is deterministic and loads back as
 // the card the planner uses; bad configs are refused with the key and why.
-#include "engine/compute/model_config.hpp"
+#include "engine/checkpoint/model_config.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,10 +8,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/compute/random_model.hpp"
-#include "engine/compute/safetensors.hpp"
-#include "engine/error.hpp"
-#include "engine/model_math.hpp"
+#include "engine/base/error.hpp"
+#include "engine/cards/model_math.hpp"
+#include "engine/checkpoint/random_model.hpp"
+#include "engine/checkpoint/safetensors.hpp"
+#include "engine/checkpoint/weight_layout.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {

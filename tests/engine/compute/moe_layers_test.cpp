@@ -7,9 +7,9 @@
 #include <tuple>
 
 #include "cpu_driver.hpp"
-#include "engine/compute/checkpoint.hpp"
-#include "engine/compute/random_model.hpp"
-#include "engine/compute/weight_layout.hpp"
+#include "engine/checkpoint/checkpoint.hpp"
+#include "engine/checkpoint/random_model.hpp"
+#include "engine/checkpoint/weight_layout.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {

@@ -13,8 +13,8 @@
 #include <set>
 
 #include "cpu_driver.hpp"
-#include "engine/compute/checkpoint.hpp"
-#include "engine/compute/random_model.hpp"
+#include "engine/checkpoint/checkpoint.hpp"
+#include "engine/checkpoint/random_model.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
 // RoPE's inverse frequencies for each scaling type, against values written
 // here from FORMATS.md's formulas in another form: per band in closed form,
 // with the band edges worked out by hand for real checkpoints' parameters.
-#include "engine/compute/rope.hpp"
+#include "engine/checkpoint/rope.hpp"
 
 #include <gtest/gtest.h>
 

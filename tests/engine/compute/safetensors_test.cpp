@@ -1,6 +1,6 @@
 // The safetensors reader and writer: a round trip, 16-bit dtypes converted as
 // torch does, and a clear refusal (file, tensor, reason) of every bad file.
-#include "engine/compute/safetensors.hpp"
+#include "engine/checkpoint/safetensors.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace engine {
 namespace {

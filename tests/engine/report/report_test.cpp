@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "engine/build_info.hpp"
+#include "engine/base/build_info.hpp"
 #include "engine/report/expectations.hpp"
 #include "engine/report/markdown.hpp"
 #include "engine/report/report_html.hpp"

@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 #include "hw/netns_mesh.hpp"
 #include "hw/tcp_runtime.hpp"
 #include "hw/verbs/verbs_runtime.hpp"

@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {

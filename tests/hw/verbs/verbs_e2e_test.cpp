@@ -15,7 +15,7 @@
 #include <thread>
 #include <tuple>
 
-#include "engine/compute/random_model.hpp"
+#include "engine/checkpoint/random_model.hpp"
 #include "hw/verbs/verbs_runtime.hpp"
 #include "support/cli_runner.hpp"
 #include "support/collective_suite.hpp"

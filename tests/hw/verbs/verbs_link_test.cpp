@@ -14,7 +14,7 @@
 #include <functional>
 #include <map>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 #include "hw/verbs/verbs_api.hpp"
 #include "hw/verbs/verbs_runtime.hpp"
 #include "support/tcp_cluster.hpp"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/measurements.hpp"
-#include "engine/stack_card.hpp"
+#include "engine/cards/stack_card.hpp"
+#include "engine/input/measurements.hpp"
 #include "sim/studies/cross_validation.hpp"
 
 namespace {

@@ -8,7 +8,7 @@
 #include <regex>
 #include <sstream>
 
-#include "engine/stack_card.hpp"
+#include "engine/cards/stack_card.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {

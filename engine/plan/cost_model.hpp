@@ -1,0 +1,41 @@
+// Op times for one node's shard, kernel by kernel: each kernel a layer
+// launches (layer_kernels.hpp) costs its bytes against the card's memory
+// bandwidth or its FLOPs against the card's peak, whichever is longer, each
+// scaled by the stack's efficiency, plus the stack's dispatch cost per kernel.
+#pragma once
+
+#include <vector>
+
+#include "engine/cards/catalog.hpp"
+#include "engine/cards/stack_card.hpp"
+#include "engine/plan/layer_kernels.hpp"
+#include "engine/plan/planner.hpp"
+
+namespace engine {
+
+class CostModel {
+ public:
+  CostModel(const ModelCard& m, const Quantization& q, const HardwareCard& hw, const StackCard& p, const Shard& shard);
+
+  double attention_s(int layer, const StepShape& s) const;
+  // Dense FFN, or the experts this node holds (expected distinct experts hit by the batch).
+  double ffn_s(int layer, const StepShape& s) const;
+  // The final norm and the LM head over `share` of the vocabulary.
+  double lm_head_s(const StepShape& s, double share) const;
+
+  // One kernel: the longer of its bytes and its FLOPs, plus its dispatch (and, for
+  // routed-expert matmuls, a cost per expert read).
+  double kernel_s(const Kernel& k) const;
+
+ private:
+  double kernels_s(const std::vector<Kernel>& kernels) const;
+
+  const ModelCard& model_;
+  double bytes_per_param_;         // every weight but the routed experts'
+  double expert_bytes_per_param_;  // routed experts (they differ in mixed quants)
+  const HardwareCard& hw_;
+  const StackCard& profile_;
+  const Shard& shard_;
+};
+
+}  // namespace engine
