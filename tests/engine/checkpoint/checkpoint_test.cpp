@@ -11,7 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "cpu_driver.hpp"
+#include "../compute/cpu_driver.hpp"
 #include "engine/base/error.hpp"
 #include "engine/checkpoint/random_model.hpp"
 #include "engine/checkpoint/weight_layout.hpp"
