@@ -1,5 +1,6 @@
 #include "sim/studies/calibration_report.hpp"
 
+#include <fmt/args.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <set>
 #include <stdexcept>
 #include <tuple>
+
+#include "engine/base/json_input.hpp"
 
 #include "engine/cards/stack_card.hpp"
 #include "engine/plan/layer_kernels.hpp"
@@ -23,10 +26,44 @@ using engine::CalibrationRow;
 const char* const kStacks[] = {"exo-tensor-rdma", "llamacpp-rpc-tcp", "meshinfer"};
 constexpr double kMs = 1e3;
 
+// The report's prose (scenarios/catalog/templates/calibration-report.md): its parts by name, each a format
+// string with named fields.
+class Prose {
+ public:
+  explicit Prose(const std::string& file) {
+    const std::string text = engine::read_text_file(file);
+    const std::string marker = "<!-- part: ";
+    std::string* part = nullptr;
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t end = std::min(text.find('\n', at), text.size() - 1) + 1;
+      const std::string_view line(text.data() + at, end - at);
+      if (line.starts_with(marker) && line.find(" -->") != std::string_view::npos)
+        part = &parts_[std::string(line.substr(marker.size(), line.find(" -->") - marker.size()))];
+      else if (part)
+        part->append(line);
+      at = end;
+    }
+  }
+
+  // Part `name` with its fields filled from `args` (fmt::arg("field", value), ...).
+  template <typename... Args>
+  std::string operator()(const std::string& name, const Args&... args) const {
+    const auto at = parts_.find(name);
+    if (at == parts_.end()) throw std::runtime_error("the calibration report's template has no part '" + name + "'");
+    fmt::dynamic_format_arg_store<fmt::format_context> store;
+    (store.push_back(args), ...);
+    return fmt::vformat(at->second, store);
+  }
+
+ private:
+  std::map<std::string, std::string> parts_;
+};
+
 struct Context {
   const engine::Measurements& m;
   const engine::Catalog& catalog;
   std::map<std::string, engine::StackCard> profiles;
+  Prose prose;
 
   RowRun run(const CalibrationRow& row, const std::string& link = "", const engine::Catalog* what_if = nullptr) const {
     return run_row(row, m.cluster, what_if ? *what_if : catalog, profiles.at(row.stack), link);
@@ -65,12 +102,8 @@ int kernels_per_token(const engine::ModelCard& m) {
 
 std::string pct(double x) { return fmt::format("{:+.1f}%", 100 * x); }
 
-std::string breakdown_section(const std::vector<std::string>& tables) {
-  std::string out =
-      "\n### One decode token, per node (multi-node rows)\n\nCompute: the node's own ops. Communication: inside "
-      "send/recv "
-      "while a message was under way (per-message software cost, latency, transfer), including rank 0 sending each "
-      "step's plan. Waiting: blocked on a peer that had not sent yet, or idle between steps.\n";
+std::string breakdown_section(const Prose& prose, const std::vector<std::string>& tables) {
+  std::string out = prose("breakdown");
   for (const auto& t : tables) out += t;
   return out;
 }
@@ -90,14 +123,7 @@ std::string breakdown_table(const std::string& title, const RowRun& run) {
 // fitted to every row) beside held out (fitted without the row's model), and sources.
 std::string fitted_section(const Context& c, const CrossValidation& cv) {
   std::vector<std::string> breakdowns, sources;
-  std::string out =
-      "## Published vs simulated: in-sample and leave one model out\n\nIn-sample: the committed profile (the last "
-      "fit of `scripts/calibration-report` to every row, all stacks at once); it says how well the model can fit, not "
-      "how well it "
-      "predicts. Held out: the profiles fitted "
-      "again to the other models' rows only (from the middle of every parameter's bounds), then run on this model's "
-      "rows, one model at a time (`meshinfer calibrate scenarios/calibration/published.json --no-fit "
-      "--cross-validate`). The held-out error is what to expect on a model the calibration has not seen.\n";
+  std::string out = c.prose("fitted");
   for (const char* stack : kStacks) {
     if (!cv.count(stack)) continue;
     out += fmt::format(
@@ -113,62 +139,44 @@ std::string fitted_section(const Context& c, const CrossValidation& cv) {
       if (r.row.nodes > 1 && !r.row.prefill) breakdowns.push_back(breakdown_table(r.row.label(), c.run(r.row)));
     }
     const auto in = in_sample_summary(cv.at(stack)), held = held_out_summary(cv.at(stack));
-    out += fmt::format(
-        "\n**{}, {} rows: mean absolute error {:.1f}% in-sample, {:.1f}% held out; worst held out {:.1f}% ({}).**\n",
-        stack, cv.at(stack).size(), 100 * in.mean_abs, 100 * held.mean_abs, 100 * held.worst, held.worst_row);
+    out += c.prose("stack summary", fmt::arg("stack", stack), fmt::arg("rows", cv.at(stack).size()),
+                   fmt::arg("in_sample_mean", 100 * in.mean_abs), fmt::arg("held_out_mean", 100 * held.mean_abs),
+                   fmt::arg("held_out_worst", 100 * held.worst), fmt::arg("worst_row", held.worst_row));
   }
   out += "\nSources:\n\n";
   for (std::size_t i = 0; i < sources.size(); ++i) out += fmt::format("{}. {}\n", i + 1, sources[i]);
-  return out + breakdown_section(breakdowns);
+  return out + breakdown_section(c.prose, breakdowns);
 }
 
 // What the fitted values say, with the numbers in them.
 std::string reading_notes(const Context& c, const std::map<std::string, std::vector<engine::FitParameter>>& bounds) {
   const auto& exo = c.profiles.at("exo-tensor-rdma");
   const auto& cpp = c.profiles.at("llamacpp-rpc-tcp");
-  std::string out = "\nReading the fit:\n\n";
+  std::string out = c.prose("reading");
   std::set<std::string> seen;  // a shared parameter is listed under every stack that takes it
   for (const auto& [stack, list] : bounds)
     for (const auto& b : list) {
       const double v = c.profiles.at(stack).get(b.key), span = b.upper - b.lower;
       if (!seen.insert(b.profile + "/" + b.key).second) continue;
       if (v - b.lower < 1e-3 * span || b.upper - v < 1e-3 * span)
-        out += fmt::format("- {} {} sits at its bound ({:.4g}): the rows push it there and say nothing finer.\n",
-                           b.profile, b.key, v);
+        out += c.prose("at bound", fmt::arg("profile", b.profile), fmt::arg("key", b.key), fmt::arg("value", v));
     }
-  out += fmt::format(
-      "- The M3 Ultra's GPU, for every stack: {:.0f}% of 819 GB/s while streaming weights; in prefill, {:.0f}% of "
-      "peak FLOP/s in dense matmuls (fitted to MLX's Llama-3.1-8B and llama.cpp's Llama 3.2 3B and 3.3 70B prefill "
-      "together) and {:.0f}% in the routed-expert matmuls of MoE (a few tokens per expert; MLX's Kimi K2.6 and "
-      "llama.cpp's DeepSeek R1 prefill).\n",
-      100 * exo.memory_bandwidth_efficiency, 100 * exo.compute_efficiency, 100 * exo.expert_compute_efficiency);
-  out += fmt::format("- MLX (exo, mlx-lm): {:.1f} us per kernel, its one parameter of its own.\n",
-                     1e6 * exo.per_kernel_overhead_s);
-  out += fmt::format(
-      "- llama.cpp: {:.1f} us per kernel plus {:.1f} us per routed expert an expert kernel reads (it runs a matmul "
-      "per expert: MoE decode is slower than its bytes say, in Qwen3 and DeepSeek R1 alike).\n",
-      1e6 * cpp.per_kernel_overhead_s, 1e6 * cpp.per_expert_overhead_s);
-  out += fmt::format(
-      "- The kernels come from each model's architecture (engine/plan/layer_kernels.hpp): one decode token launches {} "
-      "kernels for Qwen3-235B (GQA, MoE), {} for Kimi K2 and {} for DeepSeek-V3.1 (MLA, MoE with a shared expert), "
-      "{} for Llama-3.3-70B (GQA, dense); a kernel's dispatch replaces what was one fitted constant per layer.\n",
-      kernels_per_token(c.catalog.model("qwen3-235b-a22b")), kernels_per_token(c.catalog.model("kimi-k2.6")),
-      kernels_per_token(c.catalog.model("deepseek-v3.1")), kernels_per_token(c.catalog.model("llama-3.3-70b")));
-  out += fmt::format(
-      "- llama.cpp's RPC costs {:.2f} ms per message on top of TCP: an effective figure for what a remote stage "
-      "costs per token (command, graph, activations), which these rows cannot split further. A cost linear in the "
-      "number of remote stages is what the model can express; in the published figures the first remote stage costs "
-      "more than each later one, hence the 2-node row's larger error.\n",
-      1e3 * cpp.per_message_overhead_s);
+  out += c.prose("reading notes", fmt::arg("bandwidth_pct", 100 * exo.memory_bandwidth_efficiency),
+                 fmt::arg("compute_pct", 100 * exo.compute_efficiency),
+                 fmt::arg("expert_compute_pct", 100 * exo.expert_compute_efficiency),
+                 fmt::arg("mlx_kernel_us", 1e6 * exo.per_kernel_overhead_s),
+                 fmt::arg("cpp_kernel_us", 1e6 * cpp.per_kernel_overhead_s),
+                 fmt::arg("cpp_expert_us", 1e6 * cpp.per_expert_overhead_s),
+                 fmt::arg("qwen3_kernels", kernels_per_token(c.catalog.model("qwen3-235b-a22b"))),
+                 fmt::arg("kimi_kernels", kernels_per_token(c.catalog.model("kimi-k2.6"))),
+                 fmt::arg("deepseek_kernels", kernels_per_token(c.catalog.model("deepseek-v3.1"))),
+                 fmt::arg("llama70b_kernels", kernels_per_token(c.catalog.model("llama-3.3-70b"))),
+                 fmt::arg("rpc_message_ms", 1e3 * cpp.per_message_overhead_s));
   return out;
 }
 
 std::string parameters_section(const Context& c) {
-  std::string out =
-      "\n## Fitted parameters\n\nFrom `scenarios/catalog/profiles/NAME.json` (units and meanings are in the files). "
-      "A parameter without bounds was not fitted; one that names a profile lives there and is shared: "
-      "`m3-ultra-metal` holds what the M3 Ultra's GPU gives every stack, fitted to every stack's rows at once.\n\n"
-      "| parameter |";
+  std::string out = c.prose("parameters") + "| parameter |";
   for (const char* stack : kStacks) out += fmt::format(" {} |", stack);
   out += "\n|---|";
   for (std::size_t i = 0; i < std::size(kStacks); ++i) out += "---:|";
@@ -221,16 +229,13 @@ std::vector<CalibrationRow> predicted_rows() {
 
 std::string predictions_section(const Context& c) {
   std::vector<std::string> breakdowns;
-  std::string out =
-      "\n---\n\n# Predictions (not fitted, not measured)\n\nThe same profiles on rows nobody published. Where the "
-      "planner "
-      "refuses, the row says why and by how much the memory falls short.\n\n## DeepSeek-V3.1 and Kimi-K2-Thinking\n\n";
+  std::string out = c.prose("predictions");
   out += prediction_rows(c, predicted_rows(), breakdowns);
-  out += "\n## Llama-3.3-70B, tensor parallel over RDMA\n\n";
+  out += c.prose("predictions llama");
   std::vector<CalibrationRow> llama;
   for (int n : {1, 4}) llama.push_back(prediction("llama-3.3-70b", "8bit", "exo-tensor-rdma", n));
   out += prediction_rows(c, llama, breakdowns);
-  return out + breakdown_section(breakdowns);
+  return out + breakdown_section(c.prose, breakdowns);
 }
 
 std::string planning_section(const Context& c, const CrossValidation& cv, int jobs) {
@@ -245,10 +250,7 @@ std::string planning_section(const Context& c, const CrossValidation& cv, int jo
 // Batch-1 decode after ever longer prompts: every token's attention reads the whole KV cache.
 std::string context_section(const Context& c) {
   const int contexts[] = {1024, 8192, 32768, 131072};
-  std::string out =
-      "\n## Decode as the context grows\n\nOne node, batch 1, decode tokens/s after a prompt of each length: "
-      "every token's attention reads the whole KV cache of every layer (GQA: K and V of the KV heads; MLA: the "
-      "compressed latent), on top of the weights.\n\n| model | quant | stack |";
+  std::string out = c.prose("context") + "| model | quant | stack |";
   for (int n : contexts) out += fmt::format(" {} |", n);
   out += "\n|---|---|---|---:|---:|---:|---:|\n";
   const std::tuple<const char*, const char*, const char*> rows[] = {
@@ -310,20 +312,15 @@ std::string why_section(const Context& c) {
   const double no_comm = c.run(four, "instant", &instant).tokens_per_s;
   const double neither = ideal.run(four, "instant", &instant).tokens_per_s;
   const auto& n4 = r4.nodes.at(0);
-  std::string out = "\n## Why 4 nodes are far less than 4x faster than one\n\n";
-  out += fmt::format(
-      "Qwen3-235B 8-bit on exo-tensor-rdma: one node decodes at {:.2f} tok/s ({:.1f} ms a token), four at {:.2f} "
-      "({:.1f} ms), a {:.2f}x speed-up. In the simulation a 4-node token on m1 is {:.1f} ms of compute, {:.1f} ms of "
-      "communication and {:.1f} ms of waiting. Of the compute, {:.1f} ms is the dispatch cost of {} kernels "
-      "({:.1f} us each, fitted): every node pays it in full, whatever its share of the weights. Only weight streaming "
-      "divides by the node count. Tensor parallel adds two all-reduces per layer, {} per token, each a few "
-      "microseconds of latency and per-message cost.\n\n",
-      r1.tokens_per_s, kMs / r1.tokens_per_s, r4.tokens_per_s, kMs / r4.tokens_per_s, r4.tokens_per_s / r1.tokens_per_s,
-      kMs * n4.compute_s, kMs * n4.comm_s, kMs * n4.wait_s, kMs * fixed, kernels, 1e6 * p.per_kernel_overhead_s,
-      2 * model.layers);
+  std::string out = c.prose(
+      "why", fmt::arg("one_tok_s", r1.tokens_per_s), fmt::arg("one_ms", kMs / r1.tokens_per_s),
+      fmt::arg("four_tok_s", r4.tokens_per_s), fmt::arg("four_ms", kMs / r4.tokens_per_s),
+      fmt::arg("speedup", r4.tokens_per_s / r1.tokens_per_s), fmt::arg("compute_ms", kMs * n4.compute_s),
+      fmt::arg("comm_ms", kMs * n4.comm_s), fmt::arg("wait_ms", kMs * n4.wait_s), fmt::arg("dispatch_ms", kMs * fixed),
+      fmt::arg("kernels", kernels), fmt::arg("kernel_us", 1e6 * p.per_kernel_overhead_s),
+      fmt::arg("all_reduces", 2 * model.layers));
   out +=
-      "What the simulation gives when each cause is removed:\n\n| case | 1 node (tok/s) | 4 nodes (tok/s) | speed-up "
-      "|\n"
+      "| case | 1 node (tok/s) | 4 nodes (tok/s) | speed-up |\n"
       "|---|---:|---:|---:|\n";
   const std::vector<Ablation> rows = {
       {"as calibrated", r1.tokens_per_s, r4.tokens_per_s},
@@ -332,20 +329,16 @@ std::string why_section(const Context& c) {
       {"both removed", no_overhead_1, neither}};
   for (const auto& a : rows)
     out += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f}x |\n", a.what, a.one, a.four, a.four / a.one);
-  out += fmt::format(
-      "\nThe fixed per-kernel software cost is the main brake (removing it alone lifts the speed-up from "
-      "{:.2f}x to {:.2f}x); the network comes second ({:.2f}x with an instant network alone). With both "
-      "removed the speed-up is {:.2f}x: weight streaming itself divides evenly over the nodes.\n",
-      r4.tokens_per_s / r1.tokens_per_s, no_overhead / no_overhead_1, no_comm / r1.tokens_per_s,
-      neither / no_overhead_1);
+  out += c.prose("why conclusion", fmt::arg("speedup", r4.tokens_per_s / r1.tokens_per_s),
+                 fmt::arg("no_overhead_speedup", no_overhead / no_overhead_1),
+                 fmt::arg("no_comm_speedup", no_comm / r1.tokens_per_s),
+                 fmt::arg("neither_speedup", neither / no_overhead_1));
   return out;
 }
 
 std::string sensitivity_section(const Context& c) {
   std::string out =
-      "\n## Sensitivity: 4-node decode when the link changes\n\nThe link card's one-way latency or "
-      "bandwidth scaled (per-message software costs unchanged), 4 nodes, Qwen3-235B as calibrated. "
-      "In brackets: the change against the calibrated speed.\n\n"
+      c.prose("sensitivity") +
       "| stack | link | as calibrated | latency x0.5 | latency x2 | bandwidth x0.5 | bandwidth x2 |\n"
       "|---|---|---:|---:|---:|---:|---:|\n";
   std::string notes;
@@ -371,36 +364,17 @@ std::string sensitivity_section(const Context& c) {
       out += fmt::format(" {:.2f} ({}) |", v, pct(engine::relative_error(v, calibrated)));
     }
     out += "\n";
-    notes += fmt::format(
-        "- {}: a decode message costs {:.0f} us of software at the sender, {:.3g} us of latency and "
-        "{:.1f} us on the wire ({:.0f} bytes of activations, {}). Messages are small, so latency "
-        "moves the result more than bandwidth, and both are small next to the token time.\n",
-        stack, 1e6 * per_message, 1e6 * link.latency_s, 1e6 * wire_s, activation_bytes, wire_how);
+    notes += c.prose("sensitivity note", fmt::arg("stack", stack), fmt::arg("software_us", 1e6 * per_message),
+                     fmt::arg("latency_us", 1e6 * link.latency_s), fmt::arg("wire_us", 1e6 * wire_s),
+                     fmt::arg("bytes", activation_bytes), fmt::arg("wire_how", wire_how));
   }
-  return out + "\nWhy it moves so little:\n\n" + notes;
+  return out + c.prose("sensitivity why") + notes;
 }
 
-std::string header(const std::string& measurements_file) {
-  return fmt::format(
-      "# Calibration: the simulator against published measurements\n\n"
-      "Generated by `scripts/calibration-report` (fits both stacks and the hardware profile they share, rewrites the "
-      "profiles and this file; "
-      "`meshinfer calibrate {0} --no-fit --report reports/calibration.md` re-renders without refitting). "
-      "Measurements: `{0}`, a copy of `shared/calibration/published.json` (sources in REFERENCE.md).\n\n"
-      "How a row is simulated: an n-node row runs on the first n machines of the published cluster "
-      "(1 node: one M3 Ultra 512 GB; 2: the two 512 GB; 4: all four, two of them 256 GB), over a full mesh of "
-      "`tb5-rdma` with tensor parallel for exo, or `tb5-tcp` with llama.cpp's RPC pipeline (every stage boundary "
-      "through the client, a command round trip per stage) for llama.cpp. A decode row is one request, a "
-      "{1}-token prompt then {2} tokens, measured over the decode steps; a prefill row is one request of its prompt "
-      "length producing one token, in 512-token chunks. exo-mlx (prefill on one node) and mlx-lm-local (Kimi K2.6 on "
-      "one node; its decode rows decode after their 1,024-token prompt) use the exo profile: the same MLX kernels. "
-      "The Kimi K2.6 quantizations are mixed (routed experts mostly 3-bit, important layers 8-bit or bf16): every "
-      "weight but the routed experts' is simulated at 8.5 bits, the experts at what keeps the published average. "
-      "llamacpp-local rows use the llama.cpp "
-      "profile: the same software on the same hardware. "
-      "The llama.cpp Qwen3 rows are published as \"q4_k_m?\": the quantization is uncertain and is simulated as "
-      "q4_k_m (4.82 bits a weight).\n\n",
-      measurements_file, engine::kDecodePromptTokens, engine::kDecodeOutputTokens);
+std::string header(const Context& c, const std::string& measurements_file) {
+  return c.prose("header", fmt::arg("measurements", measurements_file),
+                 fmt::arg("prompt_tokens", engine::kDecodePromptTokens),
+                 fmt::arg("output_tokens", engine::kDecodeOutputTokens));
 }
 
 }  // namespace
@@ -408,9 +382,9 @@ std::string header(const std::string& measurements_file) {
 void write_calibration_report(const engine::Measurements& m, const std::string& measurements_file,
                               const engine::Catalog& catalog, const CrossValidation& cv, int jobs,
                               const std::string& out) {
-  Context c{m, catalog, {}};
+  Context c{m, catalog, {}, Prose(catalog.dir() + "/templates/calibration-report.md")};
   for (const char* stack : kStacks) c.profiles.emplace(stack, engine::StackCard::load(catalog.dir(), stack));
-  const std::string text = header(measurements_file) + fitted_section(c, cv) + parameters_section(c) +
+  const std::string text = header(c, measurements_file) + fitted_section(c, cv) + parameters_section(c) +
                            predictions_section(c) + planning_section(c, cv, jobs) + context_section(c) +
                            why_section(c) + sensitivity_section(c);
   std::ofstream o(out);
