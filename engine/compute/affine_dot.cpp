@@ -72,6 +72,7 @@ const AffineKernels& best_kernels() {
     const char* forced = std::getenv("MESHINFER_KERNELS");
     if (forced && std::string_view(forced) == "scalar") return scalar_kernels();
     if (const AffineKernels* v = amx_kernels()) return *v;
+    if (const AffineKernels* v = avx512_kernels()) return *v;
     if (const AffineKernels* v = avxvnni_kernels()) return *v;
     if (const AffineKernels* v = avx2_kernels()) return *v;
     if (const AffineKernels* v = neon_kernels()) return *v;

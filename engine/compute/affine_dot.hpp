@@ -1,6 +1,6 @@
 // The inner kernels of affine_kernels.cpp, one small function per format
-// (4 and 8 bits), scalar beside AVX2 (x86-64, with an AVX-VNNI variant) and
-// NEON (aarch64), as ggml's and MLX's quantized.cpp keep them. Every variant
+// (4 and 8 bits), scalar beside AVX2 (x86-64, with AVX-VNNI and AVX-512
+// variants) and NEON (aarch64), as ggml's and MLX's quantized.cpp keep them. Every variant
 // gives the same results bit for bit, so a run's tokens do not depend on the
 // machine's vector unit:
 // - a row dot takes x quantized to int8 per segment as ggml's Q8_0 quantizes
@@ -159,6 +159,7 @@ void dequant_scalar(const void* row, std::int64_t first, int n, float scale, flo
 // nullptr where the build or the machine lacks them.
 const AffineKernels* avx2_kernels();
 const AffineKernels* avxvnni_kernels();
+const AffineKernels* avx512_kernels();
 const AffineKernels* neon_kernels();
 const AffineKernels* amx_kernels();
 

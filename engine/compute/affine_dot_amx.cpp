@@ -5,7 +5,7 @@
 // a third of llama.cpp's prefill, which on these cores is AMX's too. Used on
 // x86-64 Linux, where the kernel grants AMX's tile state to a process that
 // asks; the row dots, the edges of a product and dequantization are
-// AVX-VNNI's (or AVX2's).
+// AVX-512's (or AVX-VNNI's, or AVX2's).
 #include "engine/compute/affine_dot.hpp"
 
 #if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
@@ -41,7 +41,9 @@ static_assert(kTile * 4 == 64 && kStep == 64 && kStep / 4 == kTile);
 
 // The vector kernels this file leaves the rest to.
 const AffineKernels& base() {
-  static const AffineKernels& k = avxvnni_kernels() ? *avxvnni_kernels() : *avx2_kernels();
+  static const AffineKernels& k = avx512_kernels()    ? *avx512_kernels()
+                                  : avxvnni_kernels() ? *avxvnni_kernels()
+                                                      : *avx2_kernels();
   return k;
 }
 

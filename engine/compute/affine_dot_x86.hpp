@@ -131,14 +131,21 @@ inline bool whole(const engine::cpu::Segment& s) {
   return s.count % 32 == 0 && (Bits == 8 || s.first % 2 == 0);
 }
 
-// One row at a time; its segments 8 at a time (eight_dots when they are
-// whole and of one length, else one by one), their v (affine_dot.hpp) in a
-// vector added to the row's lanes. Segments are consecutive groups, so their
-// scales and biases are too.
-template <int Bits>
-MESHINFER_TARGET void row_dot(const engine::cpu::AffineRows& w, std::int64_t r0, int rows,
-                              std::span<const engine::cpu::Segment> segs, const engine::cpu::QuantizedX& x,
-                              float* out) {
+// What a kernel with wider vectors computes of a row instead: takes(k0),
+// whether it gives the Σ q·xq of segments [k0, k0+8), and sums(row, k0) those.
+struct NoWide {
+  bool takes(int) const { return false; }
+  MESHINFER_TARGET __m256i sums(const unsigned char*, int) const { return _mm256_setzero_si256(); }
+};
+
+// One row at a time; its segments 8 at a time (the wide kernel's, else
+// eight_dots when they are whole and of one length, else one by one), their
+// v (affine_dot.hpp) in a vector added to the row's lanes. Segments are
+// consecutive groups, so their scales and biases are too.
+template <int Bits, class Wide>
+MESHINFER_TARGET void wide_row_dot(const engine::cpu::AffineRows& w, std::int64_t r0, int rows,
+                                   std::span<const engine::cpu::Segment> segs, const engine::cpu::QuantizedX& x,
+                                   float* out, const Wide& wide) {
   using namespace engine::cpu;
   const int n = static_cast<int>(segs.size());
   const std::int8_t* x4 = Bits == 4 ? quarters64(segs, x.q) : nullptr;
@@ -152,11 +159,13 @@ MESHINFER_TARGET void row_dot(const engine::cpu::AffineRows& w, std::int64_t r0,
     __m256 lanes = _mm256_setzero_ps();
     for (int k0 = 0; k0 < n; k0 += kLanes) {
       const int m = std::min(kLanes, n - k0);
-      bool fast = m == kLanes;
+      bool fast = m == kLanes && !wide.takes(k0);
       for (int j = 0; fast && j < kLanes; ++j) fast = whole<Bits>(segs[k0 + j]) && segs[k0 + j].count == segs[k0].count;
       alignas(32) std::int32_t isum[kLanes];
       __m256i sums;
-      if (fast) {
+      if (wide.takes(k0)) {
+        sums = wide.sums(row, k0);
+      } else if (fast) {
         sums = eight_dots<Bits>(row, &segs[k0], Bits == 4 ? x4 : x.q, x.q_sum + k0);
       } else {
         for (int j = 0; j < m; ++j) isum[j] = segment_dot<Bits>(row, segs[k0 + j], x.q, x.q_sum[k0 + j]);
@@ -179,4 +188,11 @@ MESHINFER_TARGET void row_dot(const engine::cpu::AffineRows& w, std::int64_t r0,
     _mm256_store_ps(l, lanes);
     out[r - r0] = reduce_lanes(l);
   }
+}
+
+template <int Bits>
+MESHINFER_TARGET void row_dot(const engine::cpu::AffineRows& w, std::int64_t r0, int rows,
+                              std::span<const engine::cpu::Segment> segs, const engine::cpu::QuantizedX& x,
+                              float* out) {
+  wide_row_dot<Bits>(w, r0, rows, segs, x, out, NoWide{});
 }

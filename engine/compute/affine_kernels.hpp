@@ -44,7 +44,7 @@ void affine_linear(std::span<const float> x, int n, const AffineRows& w, int row
 // Stored row r, columns [col0, col0+cols), as floats (an embedding lookup).
 void affine_row(const AffineRows& w, std::int64_t r, std::int64_t col0, int cols, std::span<float> out);
 
-// The vector unit the kernels use here: "amx", "avx-vnni", "avx2", "neon" or "scalar".
+// The vector unit the kernels use here: "amx", "avx512-vnni", "avx-vnni", "avx2", "neon" or "scalar".
 const char* affine_kernel_isa();
 
 }  // namespace engine::cpu

@@ -1,4 +1,4 @@
-// The vector kernels (AVX2, AVX-VNNI and AMX here, NEON on aarch64) against
+// The vector kernels (AVX2, AVX-VNNI, AVX-512 and AMX here, NEON on aarch64) against
 // the scalar ones on random packed matrices: equal bit for bit, for whole
 // groups and for column blocks cut inside groups. And a product on several
 // threads equals the one-thread product bit for bit.
@@ -88,7 +88,7 @@ Quantized quantize(const std::vector<float>& x, const std::vector<Segment>& segs
 
 std::vector<const AffineKernels*> vector_kernels() {
   std::vector<const AffineKernels*> out;
-  for (const AffineKernels* k : {avx2_kernels(), avxvnni_kernels(), amx_kernels(), neon_kernels()})
+  for (const AffineKernels* k : {avx2_kernels(), avxvnni_kernels(), avx512_kernels(), amx_kernels(), neon_kernels()})
     if (k) out.push_back(k);
   return out;
 }
