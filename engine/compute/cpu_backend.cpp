@@ -206,9 +206,10 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
       cache.v.insert(cache.v.end(), vi, vi + nkv * d);
     }
     // Each (token, head) attends to the cache up to its own position, on the
-    // pool's threads: a prefill's attention ran on one thread while the
-    // others waited. A decode step's few heads make one piece, run here.
-    cpu::run_blocks(pool, slot.tokens * nq, 8, [&](int first, int count) {
+    // pool's threads, one piece each: a prefill's attention ran on one thread
+    // while the others waited, and so did a decode step's, its heads made one
+    // piece (a tenth of a 4-bit decode step at a context of 300).
+    cpu::run_blocks(pool, slot.tokens * nq, 1, [&](int first, int count) {
       for (int p = first; p < first + count; ++p) {
         const int i = p / nq, head = p % nq;
         const int kv_head = (slices_.heads.begin + head) / group - slices_.kv_heads.begin;
