@@ -124,6 +124,19 @@ CpuBackend::CpuBackend(const std::string& dir, const Plan& plan, int rank, std::
                            rows_of(slices_.lm_head, 1, h));
     final_norm_ = load.vector("model.norm.weight", h);
   }
+  // Every matrix the steps multiply by, mapped now, one per piece on the pool's
+  // threads (different matrices: no shared page-table lock), as llama.cpp maps
+  // its weights at load (MAP_POPULATE): faulted in a few pages at a time by the
+  // first step instead, they cost a 256-token prefill more than its math. Not
+  // an untied embedding: a lookup reads one row per token.
+  std::vector<const Weight*> products{&lm_head_};
+  for (const Layer& w : layers_) {
+    products.insert(products.end(), {&w.q, &w.k, &w.v, &w.o, &w.router, &w.dense.gate, &w.dense.up, &w.dense.down});
+    for (const Expert& e : w.experts) products.insert(products.end(), {&e.gate, &e.up, &e.down});
+  }
+  cpu::run_blocks(pool_.get(), static_cast<int>(products.size()), 1, [&](int first, int count) {
+    for (int i = first; i < first + count; ++i) products[i]->prefault();
+  });
 }
 
 CpuBackend::~CpuBackend() = default;

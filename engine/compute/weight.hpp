@@ -32,6 +32,9 @@ class Weight {
               cpu::ThreadPool* pool = nullptr) const;
   // Row r as floats (an embedding lookup).
   void row(int r, std::span<float> out) const;
+  // Maps the pages of the file it is read from now, rather than a fault at a
+  // time in the first product (nothing to do for a copy).
+  void prefault() const;
 
  private:
   const float* f32_ = nullptr;
