@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "cli/output_file.hpp"
+#include "session/output_file.hpp"
 #include "cli/progress_line.hpp"
 #include "cli/study_shard.hpp"
 #include "cli/workload_flags.hpp"
@@ -71,8 +71,8 @@ int chaos(ChaosOptions& o) {
     return 0;
   }
   fmt::print("{}", sim::render_chaos_table(campaign));
-  if (!o.out.empty()) write_text_file(o.out + "/campaign.json", campaign.dump(2) + "\n");
-  if (!o.junit.empty()) write_text_file(o.junit, sim::render_chaos_junit(campaign));
+  if (!o.out.empty()) session::write_text_file(o.out + "/campaign.json", campaign.dump(2) + "\n");
+  if (!o.junit.empty()) session::write_text_file(o.junit, sim::render_chaos_junit(campaign));
   return campaign["violations"].empty() && campaign["oracle_violations"].empty() ? 0 : kExitBreach;
 }
 

@@ -9,12 +9,11 @@
 #include <vector>
 
 #include "engine/base/choices.hpp"
+#include "session/exit_status.hpp"
 
 namespace cli {
 
-inline constexpr int kExitBreach = 1;    // an expectation or invariant failed
-inline constexpr int kExitBadInput = 2;  // the scenario or a card was refused
-inline constexpr int kExitFailed = 3;    // the run could not go on (a rank could not join, a system call failed)
+using session::kExitBadInput, session::kExitBreach, session::kExitFailed;
 
 // Parses `args` (without the program name) and runs the subcommand: main's
 // work, and `meshinfer merge`'s when it replays a sharded command.
@@ -27,6 +26,8 @@ void add_calibrate_command(CLI::App& app, int& status);
 void add_chaos_command(CLI::App& app, int& status);
 void add_merge_command(CLI::App& app, int& status);
 void add_node_command(CLI::App& app, int& status);
+// The node command's options and callback on `cmd`: meshinfer-node's whole command line.
+void add_node_options(CLI::App* cmd, int& status);
 void add_launch_command(CLI::App& app, int& status);
 void add_probe_command(CLI::App& app, int& status);
 void add_make_model_command(CLI::App& app, int& status);
@@ -37,8 +38,5 @@ void add_rdma_check_command(CLI::App& app, int& status);
 // --level message|flow: how the simulator times collectives, over the scenario's
 // simulation_level (engine/base/choices.hpp).
 void add_level_option(CLI::App* cmd, std::optional<engine::SimulationLevel>& level);
-
-// What `meshinfer --version` prints: version, git id, transports, OS calls.
-std::string version_line();
 
 }  // namespace cli

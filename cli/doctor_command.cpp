@@ -8,8 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/output_file.hpp"
-#include "cli/run_report.hpp"
+#include "cli/run_cli.hpp"
+#include "session/output_file.hpp"
+#include "cli/load_for_run.hpp"
 #include "engine/base/error.hpp"
 #include "engine/base/json_input.hpp"
 #include "hw/doctor/checks.hpp"
@@ -144,7 +145,7 @@ void write_bundle(const DoctorOptions& o, const hw::ClusterSpec& cluster, const 
                                  {"hosts", hosts},
                                  {"link_card", card},
                                  {"rdma_check", cluster.transport == "rdma" ? rdma_conformance(cluster, o) : nullptr}};
-  write_text_file(o.bundle_out, bundle.dump(2) + "\n");
+  session::write_text_file(o.bundle_out, bundle.dump(2) + "\n");
   fmt::print("bundle: {} (send it back: it corrects the simulator's cards)\n", o.bundle_out);
 }
 
@@ -160,7 +161,7 @@ int doctor(const DoctorOptions& o) {
   }
   if (o.cluster.empty()) throw engine::InputError("doctor", "", "give --cluster FILE");
   const hw::ClusterSpec cluster = hw::load_cluster(o.cluster);
-  std::optional<LoadedScenario> scenario;
+  std::optional<session::RunSession> scenario;
   if (!o.scenario.empty()) scenario = load_for_run(o.scenario, {}, std::nullopt, false);
   const doc::ClusterFacts f = gather(cluster, o);
   std::vector<doc::Finding> all = doc::check_reach(f, version_line());
@@ -192,7 +193,7 @@ int doctor(const DoctorOptions& o) {
   nlohmann::json hosts = nlohmann::json::array();
   for (int r = 0; r < cluster.world(); ++r) hosts.push_back(f.hosts[r] ? doc::to_json(*f.hosts[r]) : nlohmann::json());
   if (!o.json_out.empty())
-    write_text_file(o.json_out, nlohmann::json{{"findings", report}, {"hosts", hosts}}.dump(2) + "\n");
+    session::write_text_file(o.json_out, nlohmann::json{{"findings", report}, {"hosts", hosts}}.dump(2) + "\n");
   if (!o.bundle_out.empty()) write_bundle(o, cluster, report, hosts, figures);
   return failed == 0 ? 0 : kExitBreach;
 }

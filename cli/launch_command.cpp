@@ -10,7 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/launch_netns.hpp"
 #include "cli/rank_launch.hpp"
-#include "cli/run_report.hpp"
+#include "cli/load_for_run.hpp"
 #include "engine/base/error.hpp"
 #include "engine/compute/thread_pool.hpp"
 #include "hw/launcher.hpp"
@@ -60,7 +60,9 @@ bool has_cores_to_spare(const hw::ClusterSpec& c, int r, bool same_machine) {
 }
 
 int launch(const LaunchOptions& o) {
-  const LoadedScenario l = load_for_run(o.scenario, o.cards, std::nullopt, false);
+  // Chosen once, here, as the ranks will run it: every message sent.
+  const session::RunSession l =
+      load_for_run(o.scenario, o.cards, std::nullopt, false, engine::SimulationLevel::kMessage);
   const std::string out = o.out.empty() ? "reports/out/" + l.scenario.name : o.out;
   std::string cluster_file = o.hostfile;
   hw::PortPair ports;
@@ -96,7 +98,7 @@ int launch(const LaunchOptions& o) {
                cluster.world(), cores);
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < cluster.world(); ++r) {
-    std::vector<std::string> node = node_argv(r, cluster_file, o.scenario, out, o.cards);
+    std::vector<std::string> node = node_argv(r, cluster_file, o.scenario, out, o.cards, l.plan.strategy);
     if (!secret.empty()) node.push_back("--secret-stdin");
     if (switched) {
       node.insert(node.end(), {"--applied-faults", log});

@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "cli/rank_launch.hpp"
-#include "cli/run_report.hpp"
+#include "cli/load_for_run.hpp"
 #include "engine/base/error.hpp"
 #include "hw/launcher.hpp"
 #include "hw/membership_proof.hpp"
@@ -76,7 +76,9 @@ std::string secondary_card(const std::string& probed, const engine::LinkCard& ca
 }  // namespace
 
 int launch_netns(const NetnsLaunch& o) {
-  const LoadedScenario l = load_for_run(o.scenario, o.cards, std::nullopt, false);
+  // Chosen once, here, as the ranks will run it: every message sent.
+  const session::RunSession l =
+      load_for_run(o.scenario, o.cards, std::nullopt, false, engine::SimulationLevel::kMessage);
   auto refusal = hw::netns_refusal(l.scenario);
   if (!refusal) refusal = hw::packet_loss_refusal(l.scenario, o.rdma, true);
   if (refusal) throw engine::InputError(o.scenario, refusal->json_path, refusal->reason + " (launch --netns)");
@@ -131,7 +133,7 @@ int launch_netns(const NetnsLaunch& o) {
   });
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < world; ++r) {
-    std::vector<std::string> node = node_argv(r, cluster, o.scenario, out, o.cards);
+    std::vector<std::string> node = node_argv(r, cluster, o.scenario, out, o.cards, l.plan.strategy);
     node.insert(node.end(), {"--applied-faults", log, "--secret-stdin", "--add-latency"});
     for (const std::string& c : cards) node.insert(node.end(), {"--card", c});  // last: they replace the catalog's
     if (packet_loss.armed()) node.insert(node.begin(), {"env", packet_loss.setting()});

@@ -1,19 +1,21 @@
-// meshinfer node: one rank of a real run over the cluster's transport, with
-// the ModelledBackend spending each op's modelled time in real time. The
-// reporting rank writes the same reports as `meshinfer run`.
+// meshinfer node (and meshinfer-node, the same without the simulator): one
+// rank of a real run over the cluster's transport, with the ModelledBackend
+// spending each op's modelled time in real time. The reporting rank writes
+// the same reports as `meshinfer run`.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
-#include "cli/run_report.hpp"
 #include "engine/compute/cpu_backend.hpp"
 #include "engine/compute/thread_pool.hpp"
 #include "engine/input/workload.hpp"
 #include "hw/netns_faults.hpp"
 #include "hw/node_process.hpp"
 #include "hw/platform.hpp"
+#include "session/run_session.hpp"
 
 namespace cli {
 
@@ -29,6 +31,7 @@ struct NodeOptions {
   double bootstrap_timeout_s = 60;
   std::vector<int> listen_fds;
   int threads = 0;
+  std::optional<engine::Strategy> parallelism;
 };
 
 // The flag, else the scenario's node, else this host's cores shared by the
@@ -47,9 +50,10 @@ int node(const NodeOptions& o) {
   if (cluster.secret.empty())
     fmt::print(stderr, "rank {}: {} has no \"secret\": any meshinfer process can join this cluster\n", o.rank,
                o.cluster);
-  // Real processes send every message: the plan's probes and the report say so.
-  const LoadedScenario l =
-      load_for_run(o.scenario, o.cards, std::nullopt, o.rank == 0, engine::SimulationLevel::kMessage);
+  // Real processes send every message: the report says so.
+  session::RunSession l = session::open_session(o.scenario, o.cards, std::nullopt, engine::SimulationLevel::kMessage);
+  l.plan = session::plan_for(l, o.parallelism);
+  if (o.rank == 0) fmt::print("{}", l.plan.describe());
   if (!l.scenario.faults.empty() && o.applied_faults.empty() && o.rank == 0)  // said once, by the reporting rank
     fmt::print(stderr, "rank {}: the scenario's faults are injected in simulation only; a real run meets the world's\n",
                o.rank);
@@ -86,19 +90,27 @@ int node(const NodeOptions& o) {
     for (const auto& e : hw::read_events(o.applied_faults, zero_unix)) events.push_back(e);
     std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.t_s < b.t_s; });
   }
-  return report_run(l, outcome.result, o.out, cluster.describe_transport());
+  return session::report_run(l, outcome.result, o.out, cluster.describe_transport());
 }
 
 }  // namespace
 
 void add_node_command(CLI::App& app, int& status) {
+  add_node_options(app.add_subcommand("node", "run one rank of a scenario as a real process (see launch)"), status);
+}
+
+void add_node_options(CLI::App* cmd, int& status) {
   auto o = std::make_shared<NodeOptions>();
-  auto* cmd = app.add_subcommand("node", "run one rank of a scenario as a real process (see launch)");
   cmd->add_option("--rank", o->rank, "this process's rank in the cluster file")->required();
   cmd->add_option("--cluster", o->cluster, "cluster file (MLX hostfile)")->required();
   cmd->add_option("scenario", o->scenario, "scenario file")->required();
   cmd->add_option("--out", o->out, "report directory on the reporting rank (default reports/out/<scenario name>)");
   cmd->add_option("--card", o->cards, "extra hardware or link card file (repeatable)");
+  const auto& strategies = engine::Names<engine::Strategy>::value;
+  cmd->add_option_function<std::string>(
+         "--parallelism", [o](const std::string& name) { o->parallelism = engine::parse_name<engine::Strategy>(name); },
+         "the plan's strategy where the scenario says \"auto\" (launch passes the one it chose)")
+      ->check(CLI::IsMember(std::vector<std::string>(strategies.begin(), strategies.end())));
   cmd->add_flag("--busy-wait", o->busy_wait, "spin through the end of each modelled op (needs a spare core per rank)");
   cmd->add_option("--applied-faults", o->applied_faults,
                   "the launcher's log of faults it applied (launch --netns), added to the report");

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "cli/output_file.hpp"
+#include "session/output_file.hpp"
 #include "hw/launcher.hpp"
 #include "hw/link_probe.hpp"
 #include "hw/platform.hpp"
@@ -63,7 +63,7 @@ int probe_one_rank(const ProbeCommandOptions& o, hw::ClusterSpec cluster) {
     fmt::print("{:>6} {:>12.1f} {:>14.1f} {:>14.1f}\n", fmt::format("{}-{}", f.a, f.b), f.latency_s * 1e6,
                f.bandwidth_ab / 1e6, f.bandwidth_ba / 1e6);
   const std::string card = o.out + "/" + o.name + ".json";
-  write_text_file(card, hw::link_card(o.name, pairs, o.port_kind, cluster.frame_bytes(), cluster.frame_header_bytes(),
+  session::write_text_file(card, hw::link_card(o.name, pairs, o.port_kind, cluster.frame_bytes(), cluster.frame_header_bytes(),
                                       rounds)
                                 .dump(2) +
                             "\n");

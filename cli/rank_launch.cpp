@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "hw/netns_faults.hpp"
@@ -10,9 +11,15 @@
 namespace cli {
 
 std::vector<std::string> node_argv(int r, const std::string& cluster, const std::string& scenario,
-                                   const std::string& out, const std::vector<std::string>& cards) {
-  std::vector<std::string> node{
-      hw::self_executable(), "node", "--rank", std::to_string(r), "--cluster", cluster, scenario, "--out", out};
+                                   const std::string& out, const std::vector<std::string>& cards,
+                                   engine::Strategy strategy) {
+  // The rank program beside this one links no simulator; a tree without it runs `meshinfer node`.
+  const std::filesystem::path self = hw::self_executable();
+  const std::filesystem::path rank = self.parent_path() / "meshinfer-node";
+  std::vector<std::string> node = std::filesystem::exists(rank) ? std::vector<std::string>{rank.string()}
+                                                                 : std::vector<std::string>{self.string(), "node"};
+  node.insert(node.end(), {"--rank", std::to_string(r), "--cluster", cluster, scenario, "--out", out, "--parallelism",
+                           engine::to_string(strategy)});
   for (const auto& card : cards) node.insert(node.end(), {"--card", card});
   return node;
 }

@@ -8,14 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/choices.hpp"
 #include "engine/base/events.hpp"
 #include "hw/launcher.hpp"
 
 namespace cli {
 
-// `meshinfer node` for rank `r` of `cluster`, with the extra `cards`.
+// The command of rank `r` of `cluster` (meshinfer-node), with the extra
+// `cards` and the plan's `strategy`, chosen once by the launch.
 std::vector<std::string> node_argv(int r, const std::string& cluster, const std::string& scenario,
-                                   const std::string& out, const std::vector<std::string>& cards);
+                                   const std::string& out, const std::vector<std::string>& cards,
+                                   engine::Strategy strategy);
 
 // Called every tick once rank 0's run clock has started: carries out what is
 // due by `t_s` on that clock and passes each applied fault's event to `note`.

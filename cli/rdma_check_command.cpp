@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/output_file.hpp"
+#include "session/output_file.hpp"
 #include "engine/base/build_info.hpp"
 #include "engine/base/error.hpp"
 #include "hw/cluster.hpp"
@@ -131,7 +131,7 @@ int rdma_check(const RdmaCheckOptions& o) {
   if (json_on_stdout) {
     fmt::print("{}\n", report.dump());
   } else if (!o.json.empty()) {
-    write_text_file(o.json, report.dump(2) + "\n");
+    session::write_text_file(o.json, report.dump(2) + "\n");
     fmt::print("written: {} (send it back with the macOS version: sw_vers)\n", o.json);
   }
   fmt::print(table, "{} rule(s) differ from Apple's documented rules, {} not observed\n", differing, unobserved);

@@ -7,7 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/progress_line.hpp"
-#include "cli/run_report.hpp"
+#include "cli/load_for_run.hpp"
 #include "engine/input/scenario_file.hpp"
 #include "engine/input/workload.hpp"
 #include "sim/scenario_run.hpp"
@@ -37,11 +37,11 @@ struct RunOptions {
 };
 
 int run(const RunOptions& o) {
-  const LoadedScenario l = load_for_run(o.scenario, o.cards, o.seed, true, o.level, o.workload);
+  const session::RunSession l = load_for_run(o.scenario, o.cards, o.seed, true, o.level, o.workload);
   const auto result =
       sim::simulate(l.scenario, l.catalog, l.plan, l.profile,
                     engine::make_requests(l.scenario.workload, l.scenario.seed), progress_line(o.quiet));
-  return report_run(l, result, o.out, "", o.junit);
+  return session::report_run(l, result, o.out, "", o.junit);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "cli/output_file.hpp"
+#include "session/output_file.hpp"
 #include "engine/base/error.hpp"
 
 namespace cli {
@@ -101,7 +101,7 @@ void StudyShare::write(const std::string& path) const {
                                     {"shard", {shard_.index, shard_.count}},
                                     {"items", ran_.items},
                                     {"results", results}};
-  write_text_file(path, file.dump() + "\n");
+  session::write_text_file(path, file.dump() + "\n");
   fmt::print("shard {}/{}: ran {} of {} simulations; merge the shards with `meshinfer merge`: {}\n", shard_.index,
              shard_.count, ran_.results.size(), ran_.items, path);
 }

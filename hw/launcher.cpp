@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/report/report.hpp"
 #include "hw/platform.hpp"
 #include "hw/socket_util.hpp"
 
@@ -217,9 +218,9 @@ int run_ranks(const std::vector<std::vector<std::string>>& argvs, double timeout
   std::string outcome;
   LaunchHooks watched = hooks;
   watched.on_line = [&](int rank, const std::string& line) {
-    if (line.rfind(kOutcomePrefix, 0) == 0) {
+    if (line.rfind(engine::kOutcomePrefix, 0) == 0) {
       reporter = rank;
-      outcome = line.substr(std::strlen(kOutcomePrefix));
+      outcome = line.substr(std::strlen(engine::kOutcomePrefix));
     }
     if (hooks.on_line) hooks.on_line(rank, line);
   };

@@ -13,10 +13,6 @@
 
 namespace hw {
 
-// What a run's reporting rank prints before its one-line outcome, its last
-// line: run_ranks ends with that line too, and exits with that rank's status.
-inline constexpr const char* kOutcomePrefix = "outcome: ";
-
 struct LaunchResult {
   std::vector<int> status;  // by rank: exit code, or 128 + the signal that ended it
   bool timed_out = false;

@@ -86,6 +86,10 @@
 
 namespace engine {
 
+// What a real run's reporting rank prints before its one-line outcome, its
+// last line: the launcher ends with that line too, and that rank's status.
+inline constexpr const char* kOutcomePrefix = "outcome: ";
+
 // REQUIRES: r.nodes has one entry per s.nodes entry.
 nlohmann::ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan& plan,
                                     const std::string& profile_name, const RunResult& r, unsigned long long seed);

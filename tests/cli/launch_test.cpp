@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -206,9 +207,10 @@ TEST(Launch, HostfileRunsEachRankOverSsh) {
       json::array({{{"ssh", "mac1.local"}, {"ips", {"10.0.1.1"}}}, {{"ssh", "mac2.local"}, {"ips", {"10.0.1.2"}}}}));
   const auto r = testsupport::run_cli("launch " + scenario + " --hostfile " + hostfile + " --dry-run --out /tmp/o");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string exe = MESHINFER_BINARY;
-  EXPECT_NE(r.output.find("ssh -o BatchMode=yes mac2.local '" + exe + "' 'node' '--rank' '1' '--cluster' '" + hostfile +
-                          "' '" + scenario + "' '--out' '/tmp/o'"),
+  // Each rank is the simulator-free program beside meshinfer, told the plan the launch chose.
+  const std::string rank_exe = std::filesystem::path(MESHINFER_BINARY).parent_path() / "meshinfer-node";
+  EXPECT_NE(r.output.find("ssh -o BatchMode=yes mac2.local '" + rank_exe + "' '--rank' '1' '--cluster' '" + hostfile +
+                          "' '" + scenario + "' '--out' '/tmp/o' '--parallelism' 'tensor'"),
             std::string::npos)
       << r.output;
   // The cluster file has no secret: launch makes one and hands it over on stdin, not on the command line.

@@ -1,4 +1,4 @@
-#include "cli/output_file.hpp"
+#include "session/output_file.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -7,7 +7,7 @@
 
 #include "engine/base/error.hpp"
 
-namespace cli {
+namespace session {
 
 void write_text_file(const std::string& path, const std::string& text) {
   const auto parent = std::filesystem::path(path).parent_path();
@@ -19,4 +19,4 @@ void write_text_file(const std::string& path, const std::string& text) {
   if (!out) throw engine::InputError(path, "", std::string("cannot write it: ") + std::strerror(errno));
 }
 
-}  // namespace cli
+}  // namespace session

@@ -1,21 +1,19 @@
-#include "cli/run_report.hpp"
+#include "session/run_session.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 
-#include "cli/commands.hpp"
-#include "cli/output_file.hpp"
+#include "engine/base/error.hpp"
 #include "engine/input/scenario_file.hpp"
 #include "engine/report/expectations.hpp"
 #include "engine/report/junit.hpp"
 #include "engine/report/report.hpp"
 #include "engine/report/run_figures.hpp"
 #include "engine/report/trace.hpp"
-#include "hw/launcher.hpp"
-#include "sim/scenario_run.hpp"
+#include "session/output_file.hpp"
 
-namespace cli {
+namespace session {
 
 namespace {
 
@@ -54,29 +52,27 @@ std::string outcome(const nlohmann::ordered_json& report, int status) {
 
 }  // namespace
 
-LoadedScenario load_for_run(const std::string& scenario_file, const std::vector<std::string>& card_files,
-                            std::optional<unsigned long long> seed, bool print_plan,
-                            std::optional<engine::SimulationLevel> level, const WorkloadFlags& workload) {
-  LoadedScenario l{engine::Catalog::builtin(), {}, {}, {}};
+RunSession open_session(const std::string& scenario_file, const std::vector<std::string>& card_files,
+                        std::optional<unsigned long long> seed, std::optional<engine::SimulationLevel> level) {
+  RunSession l{engine::Catalog::builtin(), {}, {}, {}};
   for (const auto& card : card_files) l.catalog.add_card_file(card);
   l.scenario = engine::load_scenario(scenario_file, l.catalog);
   if (seed) l.scenario.seed = *seed;
   if (level) l.scenario.level = *level;
-  workload.apply(l.scenario.workload);
   l.catalog = engine::catalog_for(l.scenario, l.catalog);
   l.profile = engine::StackCard::load(l.catalog.dir(), l.scenario.profile);
-  const sim::PlanChoice choice = sim::choose_plan(l.scenario, l.catalog, l.profile);
-  l.plan = choice.plan;
-  if (print_plan) {
-    for (const auto& c : choice.candidates)
-      fmt::print("  auto: {:<14} {}\n", engine::to_string(c.strategy),
-                 c.refusal.empty() ? fmt::format("probe {:.3f} s", c.probe_s) : c.refusal);
-    fmt::print("{}", l.plan.describe());
-  }
   return l;
 }
 
-int report_run(const LoadedScenario& l, const engine::RunResult& result, const std::string& out_dir,
+engine::Plan plan_for(const RunSession& s, std::optional<engine::Strategy> chosen) {
+  if (s.scenario.parallelism) chosen = s.scenario.parallelism;
+  if (!chosen)
+    throw engine::InputError(s.scenario.file, "/parallelism",
+                             "\"auto\" is chosen by simulation; give the parallelism it chose (launch does)");
+  return engine::make_plan(s.scenario, s.catalog, *chosen);
+}
+
+int report_run(const RunSession& l, const engine::RunResult& result, const std::string& out_dir,
                const std::string& transport, const std::string& junit_file) {
   const engine::Scenario& s = l.scenario;
   const bool real = !transport.empty();
@@ -126,9 +122,9 @@ int report_run(const LoadedScenario& l, const engine::RunResult& result, const s
     fmt::print(stderr, "{}\n", why);
     status = kExitBreach;
   }
-  fmt::print("{}{}\n", hw::kOutcomePrefix, outcome(report, status));
+  fmt::print("{}{}\n", engine::kOutcomePrefix, outcome(report, status));
   std::fflush(stdout);
   return status;
 }
 
-}  // namespace cli
+}  // namespace session

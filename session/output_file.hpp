@@ -3,10 +3,10 @@
 
 #include <string>
 
-namespace cli {
+namespace session {
 
 // Writes `text` to `path`, creating its parent directories.
 // Throws InputError naming the path when it cannot.
 void write_text_file(const std::string& path, const std::string& text);
 
-}  // namespace cli
+}  // namespace session

@@ -1,0 +1,42 @@
+// meshinfer-node, the program each machine of a real run starts: it links no
+// simulator, so a rank cannot choose an "auto" plan; the launch chooses it
+// once and hands it on.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "support/cli_runner.hpp"
+#include "support/real_run.hpp"
+
+namespace {
+
+const std::string kRankProgram = (std::filesystem::path(MESHINFER_BINARY).parent_path() / "meshinfer-node").string();
+
+TEST(RankProgram, LinksNoSimulator) {
+  const auto r = testsupport::run_shell("readelf -d '" + kRankProgram + "' 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_NE(r.output.find("(NEEDED)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("simgrid"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("ns3"), std::string::npos) << r.output;
+}
+
+TEST(RankProgram, AnAutoScenarioNeedsTheParallelismTheLaunchChose) {
+  const std::string dir = testsupport::fresh_dir("rank-auto");
+  auto s = testsupport::small_scenario("rank-auto", 2, 1, 2);
+  s["parallelism"] = "auto";
+  const std::string scenario = testsupport::write_json(dir, "s", s);
+  const std::string cluster = testsupport::write_json(
+      dir, "hosts", {{{"ssh", "localhost"}, {"ips", {"127.0.0.1"}}}, {{"ssh", "localhost"}, {"ips", {"127.0.0.1"}}}});
+
+  const auto alone = testsupport::run_shell(kRankProgram + " --rank 1 --cluster " + cluster + " " + scenario + " 2>&1");
+  EXPECT_EQ(alone.exit_code, 2) << alone.output;
+  EXPECT_NE(alone.output.find("/parallelism"), std::string::npos) << alone.output;
+  EXPECT_NE(alone.output.find("launch does"), std::string::npos) << alone.output;
+
+  const auto launched = testsupport::run_cli("launch --local 2 " + scenario + " --out " + dir + "/out --timeout 60");
+  EXPECT_EQ(launched.exit_code, 0) << launched.output;
+  EXPECT_NE(launched.output.find("launch: outcome"), std::string::npos) << launched.output;
+}
+
+}  // namespace
