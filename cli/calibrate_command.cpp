@@ -60,8 +60,9 @@ void add_imports(const CalibrateOptions& o, engine::Measurements& m) {
 
 void print_rows(const std::vector<engine::CalibrationRow>& rows, const std::vector<double>& simulated) {
   double sum = 0;
+  const std::vector<double> errors = engine::row_errors(simulated, rows);
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const double e = engine::relative_error(simulated[i], rows[i].published);
+    const double e = errors[i];
     sum += std::abs(e);
     fmt::print("  {:<66} published {:>8.2f}  simulated {:>8.2f}  error {:>+6.1f}%\n", rows[i].label(),
                rows[i].published, simulated[i], 100 * e);

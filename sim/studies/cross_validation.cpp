@@ -53,7 +53,24 @@ std::vector<CrossValidatedRow> cross_validate(const std::vector<engine::Calibrat
     for (auto& r : out)
       if (r.row.model == model) r.held_out = predicted[k++];
   }
+  apply_shape_factors(out);
   return out;
+}
+
+void apply_shape_factors(std::vector<CrossValidatedRow>& rows) {
+  std::vector<engine::CalibrationRow> measured;
+  std::vector<double> in_sample, held_out;
+  for (const auto& r : rows) {
+    measured.push_back(r.row);
+    in_sample.push_back(r.in_sample);
+    held_out.push_back(r.held_out);
+  }
+  const auto in_factors = engine::shape_factors(in_sample, measured);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i].in_sample_factor = in_factors[i];
+  if (std::all_of(held_out.begin(), held_out.end(), [](double v) { return v > 0; })) {
+    const auto held_factors = engine::shape_factors(held_out, measured);
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i].held_out_factor = held_factors[i];
+  }
 }
 
 CrossValidation by_stack(const std::vector<CrossValidatedRow>& rows) {

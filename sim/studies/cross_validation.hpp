@@ -18,12 +18,18 @@ struct CrossValidatedRow {
   engine::CalibrationRow row;
   double in_sample = 0;  // tok/s with the profile as given (fitted to every row)
   double held_out = 0;   // tok/s with the profile fitted to the other models' rows only
+  // What in_sample and held_out are divided by before they are compared (engine::shape_factors): 1 but for
+  // the rows of a shape_only group. apply_shape_factors sets them.
+  double in_sample_factor = 1, held_out_factor = 1;
 
-  double in_sample_error() const { return engine::relative_error(in_sample, row.published); }
-  double held_out_error() const { return engine::relative_error(held_out, row.published); }
+  double in_sample_error() const { return engine::relative_error(in_sample / in_sample_factor, row.published); }
+  double held_out_error() const { return engine::relative_error(held_out / held_out_factor, row.published); }
   // The same for the time the row's tokens take (a prefill row's: its TTFT).
-  double held_out_time_error() const { return row.published / held_out - 1; }
+  double held_out_time_error() const { return row.published / (held_out / held_out_factor) - 1; }
 };
+
+// Sets every row's in_sample_factor and held_out_factor from the rows' figures (cross_validate does).
+void apply_shape_factors(std::vector<CrossValidatedRow>& rows);
 
 // For every model of `rows` (any stacks): fits `parameters` to the other models'
 // rows, starting from the middle of their bounds (not from `profiles`, whose values

@@ -204,9 +204,11 @@ TEST(CatalogCards, EveryModelHasItsQuantizations) {
       {"llama-3.1-405b", {"bf16", "8bit", "4bit", "q4_k_m"}},
       {"llama-3.1-8b", {"bf16", "fp16", "8bit", "4bit", "q4_k_m"}},
       {"llama-3.2-3b", {"bf16", "fp16", "8bit", "4bit", "q4_k_m"}},
+      {"llama-7b", {"fp16", "q8_0", "q4_0", "8bit", "4bit", "q4_k_m"}},
   };
   const std::map<std::string, double> bits = {{"bf16", 16},  {"fp16", 16},     {"8bit", 8.5},
-                                              {"4bit", 4.5}, {"q4_k_m", 4.82}, {"mlx-mixed-3.578bpw", 3.578}};
+                                              {"4bit", 4.5}, {"q4_k_m", 4.82}, {"mlx-mixed-3.578bpw", 3.578},
+                                              {"q8_0", 8.5}, {"q4_0", 4.5}};
   for (const auto& [name, quants] : expected) {
     const ModelCard& m = cat().model(name);
     for (const std::string& q : quants) {
@@ -221,7 +223,8 @@ TEST(CatalogCards, EveryModelHasItsQuantizations) {
 }
 
 TEST(CatalogCards, HardwareCardsLoadInSiUnits) {
-  for (const char* name : {"m3-ultra-96gb", "m3-ultra-256gb", "m3-ultra-512gb", "m4-max-128gb", "dgx-spark"}) {
+  for (const char* name : {"m3-ultra-96gb", "m3-ultra-256gb", "m3-ultra-512gb", "m4-max-128gb", "m2-ultra-192gb",
+                           "dgx-spark"}) {
     const HardwareCard& h = cat().hardware(name);
     EXPECT_GT(h.memory_bytes, 0) << name;
     EXPECT_GT(h.usable_memory_fraction, 0) << name;
@@ -242,7 +245,7 @@ TEST(CatalogCards, HardwareCardsLoadInSiUnits) {
   EXPECT_NEAR(ultra.memory_bytes, 512.0 * 1024 * 1024 * 1024, 0.01e9);  // 512 GiB
   EXPECT_DOUBLE_EQ(cat().hardware("m3-ultra-256gb").price_usd, 8099);
   EXPECT_EQ(cat().hardware("dgx-spark").ports.at("qsfp"), 2);
-  EXPECT_EQ(cat().hardware_names().size(), 5u);
+  EXPECT_EQ(cat().hardware_names().size(), 6u);
 }
 
 TEST(CatalogCards, LinkCardsLoadInSiUnits) {
