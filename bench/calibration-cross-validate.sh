@@ -11,11 +11,11 @@ bin=${MESHINFER:-build/cli/meshinfer}
 jobs=${1:-$(nproc)}
 [ -x "$bin" ] || { echo "calibration-cross-validate: $bin missing: build first (make build)" >&2; exit 1; }
 
-# Held out, as measured for reports/calibration.md (flow level): exo 4.8% mean, 11.6% worst (Llama-3.1-8B fp16
-# prefill); llama.cpp 8.1% mean, 17.2% worst (Qwen3-235B over RPC on 2 nodes, the only model with
-# multi-node llama.cpp rows).
-declare -A mean_bound=([exo-tensor-rdma]=6.0 [llamacpp-rpc-tcp]=9.0)
-declare -A worst_bound=([exo-tensor-rdma]=12.5 [llamacpp-rpc-tcp]=18.0)
+# Held out, as measured for reports/calibration.md (flow level): exo 4.1% mean, 10.7% worst (Llama-3.1-8B fp16
+# prefill); llama.cpp 5.8% mean, 11.9% worst (Qwen3-235B over RPC on 2 nodes, the only model with
+# multi-node llama.cpp rows). llama.cpp's bounds are issue 41's aim: 8% mean, no row over 15%.
+declare -A mean_bound=([exo-tensor-rdma]=6.0 [llamacpp-rpc-tcp]=8.0)
+declare -A worst_bound=([exo-tensor-rdma]=12.5 [llamacpp-rpc-tcp]=15.0)
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -142,6 +142,17 @@ std::string fitted_section(const Context& c, const CrossValidation& cv) {
     out += c.prose("stack summary", fmt::arg("stack", stack), fmt::arg("rows", cv.at(stack).size()),
                    fmt::arg("in_sample_mean", 100 * in.mean_abs), fmt::arg("held_out_mean", 100 * held.mean_abs),
                    fmt::arg("held_out_worst", 100 * held.worst), fmt::arg("worst_row", held.worst_row));
+    std::vector<std::string> groups;
+    for (const auto& r : cv.at(stack)) {
+      if (r.row.shape_only.empty() || std::find(groups.begin(), groups.end(), r.row.shape_only) != groups.end())
+        continue;
+      groups.push_back(r.row.shape_only);
+      const auto rows = std::count_if(cv.at(stack).begin(), cv.at(stack).end(),
+                                      [&](const auto& q) { return q.row.shape_only == r.row.shape_only; });
+      out += c.prose("shape group", fmt::arg("group", r.row.shape_only), fmt::arg("rows", rows),
+                     fmt::arg("in_sample", r.in_sample_factor), fmt::arg("held_out", r.held_out_factor),
+                     fmt::arg("in_sample_pct", 100 * (r.in_sample_factor - 1)));
+    }
   }
   out += "\nSources:\n\n";
   for (std::size_t i = 0; i < sources.size(); ++i) out += fmt::format("{}. {}\n", i + 1, sources[i]);
@@ -161,6 +172,10 @@ std::string reading_notes(const Context& c, const std::map<std::string, std::vec
       if (v - b.lower < 1e-3 * span || b.upper - v < 1e-3 * span)
         out += c.prose("at bound", fmt::arg("profile", b.profile), fmt::arg("key", b.key), fmt::arg("value", v));
     }
+  // What llama.cpp's last stage returns to the client a token: Qwen3's logits, 4 bytes each.
+  const double logits_bytes = 4.0 * c.catalog.model("qwen3-235b-a22b").vocab;
+  const auto& tcp = c.catalog.link(engine::stack_setup("llamacpp-rpc-tcp").link);
+  const double logits_s = engine::timed_bytes(tcp, logits_bytes) / tcp.bandwidth;
   out += c.prose("reading notes", fmt::arg("bandwidth_pct", 100 * exo.memory_bandwidth_efficiency),
                  fmt::arg("compute_pct", 100 * exo.compute_efficiency),
                  fmt::arg("expert_compute_pct", 100 * exo.expert_compute_efficiency),
@@ -171,7 +186,8 @@ std::string reading_notes(const Context& c, const std::map<std::string, std::vec
                  fmt::arg("kimi_kernels", kernels_per_token(c.catalog.model("kimi-k2.6"))),
                  fmt::arg("deepseek_kernels", kernels_per_token(c.catalog.model("deepseek-v3.1"))),
                  fmt::arg("llama70b_kernels", kernels_per_token(c.catalog.model("llama-3.3-70b"))),
-                 fmt::arg("rpc_message_ms", 1e3 * cpp.per_message_overhead_s));
+                 fmt::arg("rpc_message_ms", 1e3 * cpp.per_message_overhead_s),
+                 fmt::arg("logits_kb", logits_bytes / 1e3), fmt::arg("logits_ms", 1e3 * logits_s));
   return out;
 }
 
