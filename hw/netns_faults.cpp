@@ -11,7 +11,6 @@
 #include <thread>
 #include <utility>
 
-#include "engine/faults/tcp_instability.hpp"
 #include "hw/netns_mesh.hpp"
 
 namespace hw {
@@ -79,137 +78,80 @@ std::vector<engine::RunEvent> read_events(const std::string& path, double zero_u
 NetnsFaults::NetnsFaults(const engine::Scenario& s, CableSwitch& cables, double rate_bps, std::vector<double> boot_s)
     : cables_(cables),
       rate_bps_(rate_bps),
-      deadline_s_(s.deadline_s),
       cpu_share_(cpu_share(s)),
-      boot_s_(std::move(boot_s)),
-      stopped_(s.nodes.size(), false),
+      actions_(engine::timed_actions(s, boot_s)),
+      hangs_(s.nodes.size(), 0),
       restarted_(s.nodes.size(), false),
-      powered_off_(s.nodes.size(), false) {
-  for (const engine::FaultSpec& f : s.faults) add(s, f);
-  std::stable_sort(steps_.begin(), steps_.end(), [](const Step& x, const Step& y) { return x.at_s < y.at_s; });
-}
+      powered_off_(s.nodes.size(), false) {}
 
-// The steps of one fault, noted as sim/fault_injector.cpp notes them.
-void NetnsFaults::add(const engine::Scenario& s, const engine::FaultSpec& f) {
-  const std::string kind = engine::to_string(f.kind);
-  const auto step = [&](double at, Op op, const std::string& k, const std::string& detail, double factor = 1,
-                        Change change = Change::kHold) {
-    steps_.push_back({at, op, f.node, f.peer, change, factor, {0, k, k.empty() ? "" : f.target, detail}});
-  };
-  const auto restart = [&](int node, const std::string& cause) {  // as sim/fault_injector.cpp's restart
-    const std::string& name = s.nodes.at(node).name;
-    const auto on_node = [&](double at, Op op, const std::string& k, const std::string& detail) {
-      steps_.push_back({at, op, node, -1, Change::kHold, 1, {0, k, name, detail}});
-    };
-    on_node(f.at_s, Op::kKill, to_string(FaultKind::kNodeCrash), cause);
-    on_node(f.at_s + boot_s_.at(node), Op::kRestart, "node-up",
-            "booted; its rank started again, which the instance does not re-admit");
-  };
-  const auto cable = [&](double at, Change change, const std::string& k, const std::string& detail) {
-    step(at, Op::kCable, k, detail, 1, change);
-  };
-  const double until = f.at_s + f.duration_s;
-  switch (f.kind) {
-    case FaultKind::kLinkDown:
-      cable(f.at_s, Change::kHold, kind, "cable unplugged");
-      if (f.duration_s > 0) cable(until, Change::kRelease, to_string(FaultKind::kLinkUp), "cable back");
-      break;
-    case FaultKind::kLinkUp:
-      cable(f.at_s, Change::kReplug, kind, "cable back");
-      break;
-    case FaultKind::kLinkDegrade:
-      step(f.at_s, Op::kShape, kind,
-           fmt::format("bandwidth x{} (tbf on both veths), latency +{} s (each end's rank holds what it sends)",
-                       f.factor, f.added_latency_s),
-           f.factor);
-      if (f.duration_s > 0) step(until, Op::kShape, "link-restored", "full bandwidth and latency", 1);
-      break;
-    case FaultKind::kLinkFlap: {
-      const double end = f.duration_s > 0 ? until : deadline_s_;
-      cable(f.at_s, Change::kHold, kind, fmt::format("down {:.0f}% of every {} s", 100 * f.duty, f.period_s));
-      for (double t = f.at_s;; t += f.period_s) {
-        if (t > f.at_s) cable(t, Change::kHold, "", "");
-        cable(t + f.duty * f.period_s, Change::kRelease, "", "");
-        if (t + 2 * f.period_s > end) break;
-      }
-      break;
-    }
-    case FaultKind::kNodeCrash:
-      step(f.at_s, Op::kKill, kind, "power lost");
-      break;
-    case FaultKind::kNodeSlow:
-      step(f.at_s, Op::kThrottle, kind,
-           fmt::format("compute at x{} speed (thermal throttling; a cgroup CPU quota of {:.3g} CPU, x{} of the "
-                       "rank's share of this machine's {} cores)",
-                       f.factor, f.factor * cpu_share_, f.factor, std::thread::hardware_concurrency()),
-           f.factor);
-      if (f.duration_s > 0) step(until, Op::kThrottle, "node-speed-restored", "full speed", 1);
-      break;
-    case FaultKind::kNodeRestart:
-      restart(f.node, "restarted");
-      break;
-    case FaultKind::kTcpInstability:
-      for (const int node : engine::tcp_instability_reboots(s, f)) restart(node, engine::kTcpPanic);
-      break;
-    case FaultKind::kRdmaStackFailure:
-      step(f.at_s, Op::kRdmaStackFailure, kind, "every RDMA cable unusable until the whole cluster restarts");
-      break;
-    case FaultKind::kNodeHang:
-      step(f.at_s, Op::kStop, kind, "alive but silent");
-      if (f.duration_s > 0) step(until, Op::kContinue, "node-resumed", "answers again");
-      break;
-    default:
-      break;  // rdma-packet-loss is PacketLossSwitch's; what else is left, netns_refusal refused
-  }
+engine::RunEvent NetnsFaults::event_here(const engine::FaultAction& a) const {
+  engine::RunEvent e = a.event;
+  if (e.kind == to_string(FaultKind::kLinkDegrade))
+    e.detail = fmt::format("bandwidth x{} (tbf on both veths), latency +{} s (each end's rank holds what it sends)",
+                           a.factor, a.added_latency_s);
+  else if (e.kind == to_string(FaultKind::kNodeSlow))
+    e.detail = fmt::format(
+        "compute at x{} speed (thermal throttling; a cgroup CPU quota of {:.3g} CPU, x{} of the rank's share of this "
+        "machine's {} cores)",
+        a.factor, a.factor * cpu_share_, a.factor, std::thread::hardware_concurrency());
+  else if (a.op == engine::FaultAction::Op::kBoot)
+    e.detail = "booted; its rank started again, which the instance does not re-admit";
+  return e;
 }
 
 void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
                             const std::function<void(const engine::RunEvent&)>& note) {
-  for (; next_ < steps_.size() && steps_[next_].at_s <= t_s; ++next_) {
-    const Step& s = steps_[next_];
-    if (!s.event.kind.empty()) {
-      engine::RunEvent e = s.event;
+  using Op = engine::FaultAction::Op;
+  for (; next_ < actions_.size() && actions_[next_].at_s <= t_s; ++next_) {
+    const engine::FaultAction& a = actions_[next_];
+    // A hang that ends while another lasts changes nothing, and is not noted (as in simulation).
+    const bool still_hung = a.op == Op::kResume && hangs_[a.node] > 1;
+    if (!a.event.kind.empty() && !still_hung) {
+      engine::RunEvent e = event_here(a);
       e.t_s = t_s;
       note(e);
     }
-    const pid_t pid = s.a >= 0 ? pids.at(s.a) : -1;  // none: a fault of the whole cluster
-    switch (s.op) {
+    const pid_t pid = a.node >= 0 ? pids.at(a.node) : -1;  // none: a fault of the whole cluster
+    switch (a.op) {
+      case Op::kNote:
+        break;
       case Op::kCable:
-        change_cable(s.a, s.b, s.change);
+        change_cable(a.node, a.peer, a.change);
         break;
-      case Op::kShape:
-        cables_.shape_link(s.a, s.b, cable_tbf(rate_bps_ * s.factor));
+      case Op::kDegrade:
+        cables_.shape_link(a.node, a.peer, cable_tbf(rate_bps_ * a.factor));
         break;
-      case Op::kKill:
+      case Op::kPowerOff:
         // A machine that loses power closes no connection, but the kernel closes a killed
         // process's: its cables go dark first, so its peers learn of it from its silence,
         // as in simulation, and not at once from a FIN.
-        set_power(s.a, false);
+        set_power(a.node, false);
         if (pid > 0) ::kill(pid, SIGKILL);
-        stopped_[s.a] = false;
+        hangs_[a.node] = 0;
         break;
-      case Op::kStop:
-      case Op::kContinue:
-        if (pid > 0) ::kill(pid, s.op == Op::kStop ? SIGSTOP : SIGCONT);
-        stopped_[s.a] = s.op == Op::kStop;
+      case Op::kHang:
+        if (hangs_[a.node]++ == 0 && pid > 0) ::kill(pid, SIGSTOP);
+        break;
+      case Op::kResume:
+        if (--hangs_[a.node] == 0 && pid > 0) ::kill(pid, SIGCONT);
         break;
       case Op::kThrottle: {
         if (pid <= 0) break;
-        auto& quota = quotas_[s.a];
-        if (!quota) quota = std::make_unique<CpuQuota>(fmt::format("meshinfer-{}-rank{}", ::getpid(), s.a));
-        quota->limit(pid, s.factor < 1 ? s.factor * cpu_share_ : 0);
+        auto& quota = quotas_[a.node];
+        if (!quota) quota = std::make_unique<CpuQuota>(fmt::format("meshinfer-{}-rank{}", ::getpid(), a.node));
+        quota->limit(pid, a.factor < 1 ? a.factor * cpu_share_ : 0);
         break;
       }
-      case Op::kRestart:
-        set_power(s.a, true);
-        restarts_.push_back(s.a);
-        restarted_[s.a] = true;
+      case Op::kBoot:
+        set_power(a.node, true);
+        restarts_.push_back(a.node);
+        restarted_[a.node] = true;
         break;
       case Op::kRdmaStackFailure:
         // Every cable of the mesh is point-to-point, as the simulator's RDMA cables; the secondary network stays.
         holds_.fail_rdma_stack();
-        for (int a = 0; a < static_cast<int>(powered_off_.size()); ++a)
-          for (int b = a + 1; b < static_cast<int>(powered_off_.size()); ++b) cables_.set_link_up(a, b, false);
+        for (int x = 0; x < static_cast<int>(powered_off_.size()); ++x)
+          for (int y = x + 1; y < static_cast<int>(powered_off_.size()); ++y) cables_.set_link_up(x, y, false);
         break;
     }
   }
@@ -233,10 +175,10 @@ std::vector<int> NetnsFaults::take_restarts() { return std::exchange(restarts_, 
 
 void NetnsFaults::end_left_out(const std::vector<pid_t>& pids) {
   for (std::size_t r = 0; r < pids.size(); ++r)
-    if (pids[r] > 0 && !stopped_[r] && !restarted_[r]) return;  // a rank of the run still runs
-  const bool steps_left = next_ < steps_.size();                // a SIGCONT may still be due
+    if (pids[r] > 0 && hangs_[r] == 0 && !restarted_[r]) return;  // a rank of the run still runs
+  const bool actions_left = next_ < actions_.size();              // a SIGCONT may still be due
   for (std::size_t r = 0; r < pids.size(); ++r)
-    if (pids[r] > 0 && (restarted_[r] || !steps_left)) ::kill(pids[r], SIGKILL);
+    if (pids[r] > 0 && (restarted_[r] || !actions_left)) ::kill(pids[r], SIGKILL);
 }
 
 }  // namespace hw

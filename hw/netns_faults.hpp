@@ -1,5 +1,6 @@
-// A scenario's faults applied to a real run on a NetnsMesh, at their times on
-// the run's clock: a cable's veths down and up (link-down, link-up, link-flap),
+// The netns mesh's actuator of a scenario's fault actions
+// (engine/faults/fault_schedule.hpp), carried out on a real run at their times
+// on the run's clock: a cable's veths down and up (link-down, link-up, link-flap),
 // its tbf rate scaled (link-degrade; its added latency is the ranks' own, see
 // engine::DelayedRuntime), a rank's process killed (node-crash), stopped and
 // continued (node-hang), held to a CPU quota (node-slow, hw::CpuQuota), or
@@ -23,6 +24,7 @@
 
 #include "engine/base/events.hpp"
 #include "engine/faults/cable_holds.hpp"
+#include "engine/faults/fault_schedule.hpp"
 #include "engine/input/scenario.hpp"
 #include "hw/cable_switch.hpp"
 #include "hw/cpu_quota.hpp"
@@ -56,45 +58,36 @@ class NetnsFaults {
   // restarted node takes to boot (its hardware card's), when `s` restarts one.
   NetnsFaults(const engine::Scenario& s, CableSwitch& cables, double rate_bps, std::vector<double> boot_s = {});
 
-  // Applies every step due by `t_s` on the run's clock to the ranks' processes
-  // (`pids` by rank, -1 for one that ended). `note` gets each step's event
-  // before the step is carried out, so a rank that sees the fault's effect
-  // finds it logged.
+  // Applies every action due by `t_s` on the run's clock to the ranks' processes
+  // (`pids` by rank, -1 for one that ended). `note` gets each action's event
+  // before it is carried out, so a rank that sees the fault's effect finds it logged.
   void apply_due(double t_s, const std::vector<pid_t>& pids, const std::function<void(const engine::RunEvent&)>& note);
   // The ranks booted since the last call, to be started again (LaunchHooks::restart).
   std::vector<int> take_restarts();
   // Once every other rank has ended, kills the ranks that cannot end on their
   // own: one started again after a restart (no instance admits it), and, when
-  // no step is left, one a hang without end stopped (as a node that never
+  // no action is left, one a hang without end stopped (as a node that never
   // answers again is, to the rest, a dead one).
   void end_left_out(const std::vector<pid_t>& pids);
 
  private:
-  enum class Op { kCable, kShape, kKill, kStop, kContinue, kThrottle, kRestart, kRdmaStackFailure };
   using Change = engine::CableHolds::Change;
-  struct Step {
-    double at_s;
-    Op op;
-    int a, b;                // ranks (b: the cable's other end)
-    Change change;           // kCable: up only as engine::CableHolds rules
-    double factor;           // kShape, kThrottle: the fraction of the rate or of one CPU kept
-    engine::RunEvent event;  // noted when applied; kind empty: not noted (a flap's later cycles)
-  };
-  void add(const engine::Scenario& s, const engine::FaultSpec& f);
+  // What the action's event says of this world where it differs from the simulator's words.
+  engine::RunEvent event_here(const engine::FaultAction& a) const;
   void change_cable(int a, int b, Change c);
   // Every cable of `rank`, and its secondary port, held down while it has no power, released when it has.
   void set_power(int rank, bool on);
 
   CableSwitch& cables_;
   engine::CableHolds holds_;
-  double rate_bps_, deadline_s_;
+  double rate_bps_;
   double cpu_share_;  // CPUs per rank on this machine: what a node-slow's factor scales
-  std::vector<double> boot_s_;
-  std::vector<Step> steps_;  // by time once built
+  std::vector<engine::FaultAction> actions_;  // by time (engine/faults/fault_schedule.hpp)
   std::size_t next_ = 0;
-  std::vector<bool> stopped_, restarted_, powered_off_;  // by rank
-  std::vector<int> restarts_;                            // booted, not started yet
-  std::map<int, std::unique_ptr<CpuQuota>> quotas_;      // by rank, made at its first node-slow
+  std::vector<int> hangs_;                           // by rank: hangs in progress
+  std::vector<bool> restarted_, powered_off_;        // by rank
+  std::vector<int> restarts_;                        // booted, not started yet
+  std::map<int, std::unique_ptr<CpuQuota>> quotas_;  // by rank, made at its first node-slow
 };
 
 }  // namespace hw

@@ -1,20 +1,24 @@
-// Applies a scenario's timed faults to the simulated platform: cables go
-// down, degrade and flap; hosts crash, hang, slow down and restart; the RDMA
-// fabric fails as a whole. Runs as an actor on the control host.
+// The simulator's actuator of a scenario's faults: cables go down, degrade
+// and flap; hosts crash, hang, slow down and restart; the RDMA fabric fails as
+// a whole. Runs as actors on the control host.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/base/events.hpp"
 #include "engine/cards/catalog.hpp"
 #include "engine/faults/cable_holds.hpp"
+#include "engine/faults/fault_schedule.hpp"
 #include "engine/input/scenario.hpp"
 #include "sim/simulation.hpp"
 
 namespace sim {
 
-// Every fault applied is appended to `log` at its time.
+// Carries out a scenario's fault actions (engine/faults/fault_schedule.hpp)
+// on the platform, each noted in `log` at its time.
 // REQUIRES: the injector, `simulation` and `log` outlive the run.
 class FaultInjector {
  public:
@@ -30,14 +34,14 @@ class FaultInjector {
   void start();
 
  private:
-  void apply(const engine::FaultSpec& f);
-  void restart(int node, const std::string& cause);
-  void note(const std::string& kind, const std::string& target, const std::string& detail);
+  void apply(const engine::FaultAction& a);
+  // Turns the cable a-b on or off as engine::CableHolds rules after `change`.
+  void hold_cable(int a, int b, engine::CableHolds::Change change);
+  // Degrades the action's cable, or restores what its fault degraded.
+  void degrade(const engine::FaultAction& a);
   // A node computes at its throttle, and not at all while any hang on it lasts
   // (hangs may overlap: the node answers again when the last one ends).
   void update_speed(int node);
-  // Turns the fault's cable on or off as engine::CableHolds rules after `change`.
-  void hold_cable(const engine::FaultSpec& f, engine::CableHolds::Change change);
 
   const engine::Scenario& s_;
   const engine::Catalog& catalog_;
@@ -46,6 +50,7 @@ class FaultInjector {
   std::vector<int> hangs_;        // per node: hangs in progress
   std::vector<double> throttle_;  // per node: the speed factor a node-slow left
   engine::CableHolds holds_;      // per SimGrid cable link
+  std::map<int, std::pair<double, double>> undegraded_;  // per degrading fault: bandwidth and latency before it
 };
 
 // The SimGrid link that carries the cable between nodes a and b.
