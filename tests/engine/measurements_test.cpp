@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -47,6 +48,37 @@ TEST(CalibrationRows, DecodeRowWithAPromptDecodesAfterItOnTheMlxProfile) {
   const auto s = engine::row_scenario(kimi, m.cluster);
   EXPECT_EQ(s.workload.prompt_tokens.value, 1024);
   EXPECT_EQ(s.workload.output_tokens.value, engine::kDecodeOutputTokens);
+}
+
+// Rows of a shape_only group (older builds, say) count only in their ratios to one another: a speed
+// common to the group is no error, what differs from row to row is.
+TEST(CalibrationRows, AShapeOnlyGroupIsComparedAfterItsCommonFactor) {
+  const auto m = engine::load_measurements(write_temp("calibration_shape.json", R"({
+    "cluster": {"nodes": ["m3-ultra-512gb"]},
+    "decode": [{"model": "llama-7b", "quant": "fp16", "system": "llamacpp-local", "nodes": 1, "tokens_per_s": 40, "source": "a", "shape_only": "old"},
+               {"model": "llama-7b", "quant": "q4_0", "system": "llamacpp-local", "nodes": 1, "hardware": "m2-ultra-192gb", "tokens_per_s": 90, "source": "a", "shape_only": "old"},
+               {"model": "llama-3.2-3b", "quant": "q4_k_m", "system": "llamacpp-local", "nodes": 1, "tokens_per_s": 170, "source": "b"}],
+    "prefill": []
+  })"));
+  ASSERT_EQ(m.rows.size(), 3u);
+  EXPECT_EQ(m.rows[0].shape_only, "old");
+  EXPECT_EQ(m.rows[2].shape_only, "");
+  EXPECT_EQ(engine::measurement_json(m.rows[1])["shape_only"], "old");
+  // The group simulated 20% faster than published, row for row: no error; the other row keeps its own.
+  const auto none = engine::row_errors({48, 108, 187}, m.rows);
+  EXPECT_NEAR(none[0], 0, 1e-12);
+  EXPECT_NEAR(none[1], 0, 1e-12);
+  EXPECT_NEAR(none[2], 0.1, 1e-12);
+  EXPECT_NEAR(engine::shape_factors({48, 108, 187}, m.rows)[0], 1.2, 1e-12);
+  EXPECT_EQ(engine::shape_factors({48, 108, 187}, m.rows)[2], 1.0);
+  // One row 21% faster and the other 1% slower: the common factor is their geometric mean (about 1.09),
+  // and what is left is about +10% and -10%.
+  const auto apart = engine::row_errors({40 * 1.21, 90 * 0.99, 170}, m.rows);
+  EXPECT_NEAR(engine::shape_factors({40 * 1.21, 90 * 0.99, 170}, m.rows)[1], std::sqrt(1.21 * 0.99), 1e-12);
+  EXPECT_NEAR(apart[0], 1.21 / std::sqrt(1.21 * 0.99) - 1, 1e-12);
+  EXPECT_GT(apart[0], 0.1);
+  EXPECT_LT(apart[1], -0.09);
+  EXPECT_NEAR(engine::squared_error({48, 108, 187}, m.rows), 0.01, 1e-12);
 }
 
 TEST(CalibrationRows, RowWithoutASourceIsRefusedWithItsPath) {
