@@ -24,6 +24,12 @@ Range share_range(const Plan& plan, int rank, int total, double Shard::*share) {
 Block rows_of(Range r, std::int64_t per, std::int64_t width) { return {r.begin * per, r.size() * per, 0, width}; }
 Block cols_of(Range r, std::int64_t per, std::int64_t height) { return {0, height, r.begin * per, r.size() * per}; }
 
+// The first n values of v, grown to them if shorter: scratch written whole before it is read.
+std::span<float> scratch(std::vector<float>& v, std::size_t n) {
+  if (v.size() < n) v.resize(n);
+  return {v.data(), n};
+}
+
 }  // namespace
 
 ShardSlices shard_slices(const ModelConfig& c, const Plan& plan, int rank) {
@@ -186,16 +192,18 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
   const int h = c.hidden_size, d = c.head_dim, t = static_cast<int>(hidden_.size()) / h;
   const int nq = slices_.heads.size(), nkv = slices_.kv_heads.size();
   const int group = c.num_attention_heads / c.num_key_value_heads;
-  std::vector<float> x(hidden_.size()), q(static_cast<std::size_t>(t) * nq * d),
-      k(static_cast<std::size_t>(t) * nkv * d), v(k.size()), out(q.size()), cos(d / 2), sin(d / 2);
-  cpu::rms_norm(hidden_, t, h, w.input_norm, c.rms_norm_eps, x);
   cpu::ThreadPool* pool = pool_.get();
+  const std::span<float> x = scratch(x_, hidden_.size()), q = scratch(q_, static_cast<std::size_t>(t) * nq * d),
+                         k = scratch(k_, static_cast<std::size_t>(t) * nkv * d), v = scratch(v_, k.size()),
+                         out = scratch(out_, q.size());
+  std::vector<float> cos(d / 2), sin(d / 2);
+  cpu::rms_norm(hidden_, t, h, w.input_norm, c.rms_norm_eps, x, pool);
   w.q.linear(x, t, q, false, pool);
   w.k.linear(x, t, k, false, pool);
   w.v.linear(x, t, v, false, pool);
   if (c.qk_norm()) {
-    cpu::rms_norm(q, t * nq, d, w.q_norm, c.rms_norm_eps, q);
-    cpu::rms_norm(k, t * nkv, d, w.k_norm, c.rms_norm_eps, k);
+    cpu::rms_norm(q, t * nq, d, w.q_norm, c.rms_norm_eps, q, pool);
+    cpu::rms_norm(k, t * nkv, d, w.k_norm, c.rms_norm_eps, k, pool);
   }
   int row = 0;
   for (const Slot& slot : step_.slots) {
@@ -240,15 +248,16 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
 void CpuBackend::ffn(const Layer& w, bool residual, bool partial) {
   const ModelConfig& c = config_;
   const int h = c.hidden_size, t = static_cast<int>(hidden_.size()) / h;
-  std::vector<float> x(hidden_.size());
-  cpu::rms_norm(hidden_, t, h, w.post_norm, c.rms_norm_eps, x);
   cpu::ThreadPool* pool = pool_.get();
-  auto swiglu = [pool](const Expert& e, std::span<const float> in, int rows, int width, std::span<float> out,
-                       bool accumulate) {
-    std::vector<float> gate(static_cast<std::size_t>(rows) * width), up(gate.size());
+  const std::span<float> x = scratch(x_, hidden_.size());
+  cpu::rms_norm(hidden_, t, h, w.post_norm, c.rms_norm_eps, x, pool);
+  auto swiglu = [&](const Expert& e, std::span<const float> in, int rows, int width, std::span<float> out,
+                    bool accumulate) {
+    const std::span<float> gate = scratch(gate_, static_cast<std::size_t>(rows) * width),
+                           up = scratch(up_, gate.size());
     e.gate.linear(in, rows, gate, false, pool);
     e.up.linear(in, rows, up, false, pool);
-    cpu::swiglu(gate, up);
+    cpu::swiglu(gate, up, pool);
     e.down.linear(gate, rows, out, accumulate, pool);
   };
   if (!w.sparse) {

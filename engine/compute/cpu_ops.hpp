@@ -24,9 +24,10 @@ void linear(std::span<const float> x, int rows, int in, const float* w, int out,
 void linear_block(const float* x, int n, int in, const float* w, std::int64_t ldw, int out, float* y, int ldy,
                   bool accumulate);
 
-// Each row of x[rows x dim] divided by its root mean square, times `weight`.
+// Each row of x[rows x dim] divided by its root mean square, times `weight`,
+// on `pool`'s threads (none: this thread alone; the same result).
 void rms_norm(std::span<const float> x, int rows, int dim, std::span<const float> weight, double eps,
-              std::span<float> out);
+              std::span<float> out, ThreadPool* pool = nullptr);
 
 // cos and sin of the angles position · inv_freq[i] (engine/checkpoint/rope.hpp),
 // times `scale` (YaRN's attention factor), once per position for every head.
@@ -43,7 +44,7 @@ void attend(std::span<const float> q, const float* keys, const float* values, in
 // index), their weights renormalised to sum to one when `normalize`.
 std::vector<std::pair<int, float>> route(std::span<const float> logits, int k, bool normalize);
 
-// gate[i] = silu(gate[i]) · up[i]: SwiGLU's activation.
-void swiglu(std::span<float> gate, std::span<const float> up);
+// gate[i] = silu(gate[i]) · up[i]: SwiGLU's activation, on `pool`'s threads (none: this one).
+void swiglu(std::span<float> gate, std::span<const float> up, ThreadPool* pool = nullptr);
 
 }  // namespace engine::cpu
