@@ -260,7 +260,9 @@ std::string planning_section(const Context& c, const CrossValidation& cv, int jo
   for (const auto& stack : stacks)
     uncertainty.emplace(stack, planning_uncertainty(stack, c.profiles.at(stack).based_on, cv));
   const auto rows = planning_rows(c.catalog, stacks);
-  return planning_table(rows, run_rows(rows, c.m.cluster, c.catalog, c.profiles, jobs), uncertainty);
+  return c.prose("planning", fmt::arg("prompt_tokens", kPlanningPromptTokens)) +
+         planning_table(rows, run_rows(rows, c.m.cluster, c.catalog, c.profiles, jobs), uncertainty) +
+         c.prose("planning uncertainty") + uncertainty_table(uncertainty);
 }
 
 // Batch-1 decode after ever longer prompts: every token's attention reads the whole KV cache.

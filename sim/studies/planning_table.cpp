@@ -58,18 +58,9 @@ PlanningUncertainty planning_uncertainty(const std::string& stack, const std::st
 
 std::string planning_table(const std::vector<engine::CalibrationRow>& rows, const std::vector<RowRun>& runs,
                            const std::map<std::string, PlanningUncertainty>& uncertainty) {
-  std::string out = fmt::format(
-      "\n## Planning: every model at 1, 2 and 4 nodes\n\n"
-      "Every model card, one request: a {}-token prompt (TTFT, seconds) then batch-1 decode (tok/s), on the first "
-      "1, 2 or 4 machines of the published cluster, in each stack's 4-bit format where the card has one (llama.cpp "
-      "q4_k_m, MLX 4bit; otherwise the card's only quantizations). Each figure is followed by the uncertainty "
-      "leave-one-model-out cross-validation measured for the stack: ± the mean held-out error of its decode rows "
-      "(decode) or of the time its prefill rows take (TTFT), and in brackets ± the worst. meshinfer has no "
-      "measured rows: it takes exo's parameters and carries exo's uncertainty, which does not cover its own "
-      "plans and collectives.\n\n"
+  std::string out =
       "| model | quant | stack | decode x1 | decode x2 | decode x4 | TTFT x1 (s) | TTFT x2 (s) | TTFT x4 (s) |\n"
-      "|---|---|---|---:|---:|---:|---:|---:|---:|\n",
-      kPlanningPromptTokens);
+      "|---|---|---|---:|---:|---:|---:|---:|---:|\n";
   const std::size_t per_row = std::size(kNodeCounts);
   for (std::size_t i = 0; i + per_row <= rows.size(); i += per_row) {
     const auto& r = rows[i];
@@ -83,8 +74,11 @@ std::string planning_table(const std::vector<engine::CalibrationRow>& rows, cons
     }
     out += fmt::format("| {} | {} | {} |{}{}\n", r.model, r.quant, r.stack, decode, ttft);
   }
-  out +=
-      "\nThe uncertainty, per stack (held-out errors from the table above):\n\n"
+  return out;
+}
+
+std::string uncertainty_table(const std::map<std::string, PlanningUncertainty>& uncertainty) {
+  std::string out =
       "| stack | measured on | decode rows | decode mean / worst | prefill rows | TTFT mean / worst |\n"
       "|---|---|---:|---:|---:|---:|\n";
   for (const auto& [stack, u] : uncertainty)

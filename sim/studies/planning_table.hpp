@@ -34,9 +34,11 @@ struct PlanningUncertainty {
 PlanningUncertainty planning_uncertainty(const std::string& stack, const std::string& based_on,
                                          const CrossValidation& cv);
 
-// The section (markdown). REQUIRES: runs[i] is rows[i] run (run_rows), rows in
-// planning_rows' order; `uncertainty` has every stack of `rows`.
+// The table (markdown; its words are the report template's). REQUIRES: runs[i] is rows[i] run
+// (run_rows), rows in planning_rows' order; `uncertainty` has every stack of `rows`.
 std::string planning_table(const std::vector<engine::CalibrationRow>& rows, const std::vector<RowRun>& runs,
                            const std::map<std::string, PlanningUncertainty>& uncertainty);
+// The uncertainty of every stack, a table (markdown).
+std::string uncertainty_table(const std::map<std::string, PlanningUncertainty>& uncertainty);
 
 }  // namespace sim
