@@ -34,7 +34,7 @@ ifeq ($(shell uname -s),Linux)
 endif
 
 # On Linux, the hw and cli tests once more as close to macOS as Linux allows:
-# clang, and hw/platform.cpp's portable POSIX branches instead of the Linux
+# clang, and hw/os.cpp's portable POSIX branches instead of the Linux
 # extras. Unoptimized, without debug info: it checks behaviour, and builds fast.
 # It links the main build's engine, which makes no OS calls. Then the hw tests
 # that need no simulator against libc++ as well (Debian's SimGrid is

@@ -22,7 +22,7 @@ case "$target" in
     seeds=("$root"/scenarios/*.json "$root"/scenarios/ci/*.json "$root"/tests/fuzz/seeds/*.json)
     run_flags=(-dict="$root/tests/fuzz/scenario.dict") ;;
   wire)
-    sources=(engine/base/error.cpp engine/node/liveness.cpp engine/node/epoch_runtime.cpp hw/hello.cpp hw/tcp_frame.cpp
+    sources=(engine/base/error.cpp engine/node/liveness.cpp engine/node/epoch_runtime.cpp hw/handshake.cpp hw/tcp_frame.cpp
              hw/message_stream.cpp hw/verbs/verbs_frames.cpp hw/node_result_codec.cpp)
     seeds=("$root"/tests/fuzz/wire-seeds/*)
     run_flags=(-rss_limit_mb=1024 -malloc_limit_mb=1100) ;;  # a length trusted from the wire would pass 1 GiB

@@ -12,7 +12,7 @@
 
 #include "engine/node/collectives.hpp"
 #include "hw/cluster.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 #include "hw/transport.hpp"
 
 namespace {

@@ -8,14 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/run_cli.hpp"
-#include "session/output_file.hpp"
 #include "cli/load_for_run.hpp"
+#include "cli/run_cli.hpp"
 #include "engine/base/error.hpp"
 #include "engine/base/json_input.hpp"
 #include "hw/doctor/checks.hpp"
 #include "hw/launcher.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
+#include "session/output_file.hpp"
 
 namespace cli {
 

@@ -9,17 +9,17 @@
 
 #include "cli/commands.hpp"
 #include "cli/launch_netns.hpp"
-#include "cli/rank_launch.hpp"
 #include "cli/load_for_run.hpp"
+#include "cli/rank_launch.hpp"
 #include "engine/base/error.hpp"
 #include "engine/compute/thread_pool.hpp"
+#include "hw/faults/netns_faults.hpp"
+#include "hw/faults/packet_loss.hpp"
+#include "hw/faults/stack_failure.hpp"
 #include "hw/launcher.hpp"
 #include "hw/membership_proof.hpp"
-#include "hw/netns_faults.hpp"
-#include "hw/packet_loss_switch.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 #include "hw/socket_util.hpp"
-#include "hw/stack_failure_switch.hpp"
 
 namespace cli {
 

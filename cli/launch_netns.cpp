@@ -9,15 +9,15 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "cli/rank_launch.hpp"
 #include "cli/load_for_run.hpp"
+#include "cli/rank_launch.hpp"
 #include "engine/base/error.hpp"
+#include "hw/faults/netns_faults.hpp"
+#include "hw/faults/packet_loss.hpp"
 #include "hw/launcher.hpp"
 #include "hw/membership_proof.hpp"
-#include "hw/netns_faults.hpp"
 #include "hw/netns_mesh.hpp"
-#include "hw/packet_loss_switch.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 
 namespace cli {
 

@@ -1,6 +1,6 @@
 // `meshinfer launch SCENARIO --netns`: the scenario's cluster as network
 // namespaces on this machine, one rank in each, its faults applied to the real
-// processes and veths at their times (hw/netns_faults.hpp).
+// processes and veths at their times (hw/faults/netns_faults.hpp).
 #pragma once
 
 #include <string>

@@ -4,7 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/study_shard.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 
 int main(int argc, char** argv) {
   hw::record_argv0(argv[0]);

@@ -12,9 +12,9 @@
 #include "engine/compute/cpu_backend.hpp"
 #include "engine/compute/thread_pool.hpp"
 #include "engine/input/workload.hpp"
-#include "hw/netns_faults.hpp"
+#include "hw/faults/netns_faults.hpp"
 #include "hw/node_process.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 #include "session/run_session.hpp"
 
 namespace cli {

@@ -5,11 +5,11 @@
 #include <memory>
 
 #include "cli/commands.hpp"
-#include "session/output_file.hpp"
 #include "hw/launcher.hpp"
 #include "hw/link_probe.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 #include "hw/transport.hpp"
+#include "session/output_file.hpp"
 
 namespace cli {
 

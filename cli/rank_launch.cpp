@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "hw/netns_faults.hpp"
-#include "hw/platform.hpp"
+#include "hw/faults/netns_faults.hpp"
+#include "hw/os.hpp"
 
 namespace cli {
 

@@ -8,7 +8,7 @@
 #include "engine/base/build_info.hpp"
 #include "engine/base/error.hpp"
 #include "engine/plan/planner.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 #include "session/exit_status.hpp"
 
 namespace cli {

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "hw/membership_proof.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 
 namespace hw {
 

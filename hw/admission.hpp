@@ -1,5 +1,5 @@
 // Who gets in during bootstrap. The listening side sends each connection a
-// fresh challenge; a dialling rank answers with its Hello (hw/hello.hpp), the
+// fresh challenge; a dialling rank answers with its Hello (hw/handshake.hpp), the
 // proof that it holds the cluster's secret and a challenge of its own, which
 // the listener answers once it has admitted it (hw/membership_proof.hpp).
 // The listener admits the ranks it waits for and drops, with a reason, every
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/hello.hpp"
+#include "hw/handshake.hpp"
 #include "hw/socket_util.hpp"
 
 namespace hw {

@@ -1,6 +1,6 @@
 // Force-included (-include) before every hw/ and cli/ source except
-// hw/platform.cpp: a direct use of a Linux-only call or flag fails the build,
-// on Linux too, so macOS never meets it first. Use hw/platform.hpp instead.
+// hw/os.cpp: a direct use of a Linux-only call or flag fails the build,
+// on Linux too, so macOS never meets it first. Use hw/os.hpp instead.
 // The system headers that declare them come first (poison also bites inside
 // a header included later); the flags that are macros are undefined first.
 #pragma once

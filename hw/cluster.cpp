@@ -13,7 +13,7 @@
 #include "engine/base/error.hpp"
 #include "engine/base/json_input.hpp"
 #include "hw/membership_proof.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 #include "hw/verbs/verbs_frames.hpp"
 
 namespace hw {

@@ -14,7 +14,7 @@
 #include <stdexcept>
 
 #include "engine/report/report.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 #include "hw/socket_util.hpp"
 
 namespace hw {

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 #include "hw/shell.hpp"
 
 namespace hw {

@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "hw/cable_switch.hpp"
+#include "hw/faults/cable_switch.hpp"
 
 namespace hw {
 

@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 
 namespace hw {
 

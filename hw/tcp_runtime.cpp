@@ -14,7 +14,7 @@
 #include "engine/base/error.hpp"
 #include "engine/base/tags.hpp"
 #include "hw/admission.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 #include "hw/socket_util.hpp"
 #include "hw/tcp_frame.hpp"
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 
 int main(int argc, char** argv) {
   hw::record_argv0(argv[0]);

@@ -1,5 +1,5 @@
 // When a cable that faults hold down carries traffic again, one rule for every
-// world (sim/fault_injector, hw/netns_faults): only when the last fault
+// world (sim/fault_injector, hw/faults/netns_faults): only when the last fault
 // holding it ends (a link-down, a flap's down phase), at once when it is
 // replugged (a link-up releases every hold), and, for an RDMA cable, never
 // after the RDMA stack failed (REFERENCE: only a restart of every node brings

@@ -84,7 +84,7 @@ std::vector<FaultAction> actions_of(const Scenario& s, int i, const std::vector<
       add(f.at_s, Op::kRdmaStackFailure, kind, "every RDMA cable unusable until the whole cluster restarts");
       break;
     case FaultKind::kRdmaPacketLoss:
-      break;  // no action on cables or nodes: softrdma drops the packets (hw/packet_loss_switch)
+      break;  // no action on cables or nodes: softrdma drops the packets (hw/faults/packet_loss)
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
   return out;

@@ -1,7 +1,7 @@
 // A scenario's faults as timed actions on cables and nodes: the one
 // translation that both worlds carry out, the simulator on its platform
 // (sim/fault_injector) and a real run on its network namespaces
-// (hw/netns_faults). The oracle judges by fault_timeline.hpp, which derives
+// (hw/faults/netns_faults). The oracle judges by fault_timeline.hpp, which derives
 // what the faults silence from the scenario alone and shares nothing with this.
 #pragma once
 

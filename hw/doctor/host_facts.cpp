@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "hw/doctor/parsers.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 #include "hw/shell.hpp"
 
 namespace hw::doctor {

@@ -9,7 +9,7 @@
 
 #include "engine/base/error.hpp"
 #include "engine/base/tags.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 #include "hw/socket_util.hpp"
 #include "hw/verbs/verbs_api.hpp"
 #include "hw/verbs/verbs_frames.hpp"

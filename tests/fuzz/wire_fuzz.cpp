@@ -13,7 +13,7 @@
 
 #include "engine/node/epoch_runtime.hpp"
 #include "engine/node/liveness.hpp"
-#include "hw/hello.hpp"
+#include "hw/handshake.hpp"
 #include "hw/message_stream.hpp"
 #include "hw/node_result_codec.hpp"
 #include "hw/tcp_frame.hpp"

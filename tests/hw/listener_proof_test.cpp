@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/hello.hpp"
+#include "hw/handshake.hpp"
 #include "hw/membership_proof.hpp"
 #include "hw/socket_util.hpp"
 #include "hw/tcp_runtime.hpp"

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "engine/base/error.hpp"
-#include "hw/hello.hpp"
+#include "hw/handshake.hpp"
 #include "hw/socket_util.hpp"
 #include "hw/tcp_frame.hpp"
 #include "hw/tcp_runtime.hpp"

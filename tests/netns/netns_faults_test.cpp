@@ -1,6 +1,6 @@
 // Faults on a real netns mesh's cables: overlapping faults keep a veth down
 // until the last one ends, as the simulator keeps its cable down.
-#include "hw/netns_faults.hpp"
+#include "hw/faults/netns_faults.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

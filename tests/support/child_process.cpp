@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 
 namespace testsupport {
 

@@ -12,9 +12,9 @@
 #include <set>
 #include <sstream>
 
-#include "hw/hello.hpp"
+#include "hw/handshake.hpp"
 #include "hw/membership_proof.hpp"
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 #include "hw/socket_util.hpp"
 #include "hw/tcp_frame.hpp"
 

@@ -15,7 +15,7 @@
 
 #include "engine/base/events.hpp"
 #include "engine/input/scenario.hpp"
-#include "hw/netns_faults.hpp"
+#include "hw/faults/netns_faults.hpp"
 
 namespace hw {
 

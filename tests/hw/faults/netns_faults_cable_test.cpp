@@ -5,7 +5,7 @@
 
 #include <utility>
 
-#include "hw/netns_faults.hpp"
+#include "hw/faults/netns_faults.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "hw/netns_faults.hpp"
+#include "hw/faults/netns_faults.hpp"
 
 #include <fmt/format.h>
 #include <signal.h>

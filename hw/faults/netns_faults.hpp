@@ -26,8 +26,8 @@
 #include "engine/faults/cable_holds.hpp"
 #include "engine/faults/fault_schedule.hpp"
 #include "engine/input/scenario.hpp"
-#include "hw/cable_switch.hpp"
 #include "hw/cpu_quota.hpp"
+#include "hw/faults/cable_switch.hpp"
 
 namespace hw {
 

@@ -1,6 +1,6 @@
 // The one file allowed the Linux extras (see hw/banned_calls.hpp): each has a
 // macOS equivalent where one exists and a portable POSIX fallback.
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 
 #include <fcntl.h>
 #include <netinet/in.h>

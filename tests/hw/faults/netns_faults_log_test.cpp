@@ -1,7 +1,7 @@
 // The launcher's log of applied faults, as the reporting rank reads it.
 #include <gtest/gtest.h>
 
-#include "hw/netns_faults.hpp"
+#include "hw/faults/netns_faults.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {

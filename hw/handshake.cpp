@@ -1,4 +1,4 @@
-#include "hw/hello.hpp"
+#include "hw/handshake.hpp"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
-// hw/platform: what the rest of hw/ relies on from each OS call, whichever
+// hw/os: what the rest of hw/ relies on from each OS call, whichever
 // branch this build compiled (Linux extras, or the POSIX fallbacks with
 // MESHINFER_POSIX_ONLY).
-#include "hw/platform.hpp"
+#include "hw/os.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "hw/packet_loss_switch.hpp"
+#include "hw/faults/packet_loss.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "hw/stack_failure_switch.hpp"
+#include "hw/faults/stack_failure.hpp"
 
 #include <filesystem>
 #include <fstream>
