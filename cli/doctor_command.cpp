@@ -13,6 +13,7 @@
 #include "engine/base/error.hpp"
 #include "engine/base/json_input.hpp"
 #include "hw/doctor/checks.hpp"
+#include "hw/doctor/gather.hpp"
 #include "hw/launcher.hpp"
 #include "hw/os.hpp"
 #include "session/output_file.hpp"

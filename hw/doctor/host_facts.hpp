@@ -59,8 +59,4 @@ nlohmann::json to_json(const HostFacts& f);
 // Throws std::runtime_error when `j` is not what to_json writes.
 HostFacts facts_from_json(const nlohmann::json& j);
 
-// This machine's facts: `ip -j -d addr` where iproute2 is, else ifconfig and
-// networksetup (macOS); ibv_devinfo -v and system_profiler where present.
-HostFacts gather_host_facts(const std::string& version);
-
 }  // namespace hw::doctor

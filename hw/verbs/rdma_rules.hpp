@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/verbs/rule_probe.hpp"
 #include "hw/verbs/verbs_api.hpp"
 
 namespace hw {
@@ -25,12 +26,6 @@ struct RuleResult {
 struct RuleOptions {
   // How long a frame may take to arrive before it counts as dropped.
   double wait_s = 1.0;
-};
-
-// What became of one frame: "crossed", "dropped", "refused by ibv_post_send: ...".
-struct Delivery {
-  bool crossed = false;
-  std::string what;
 };
 
 // Where the rules that send frames (send-recv-only, mtu, frame-limit) send

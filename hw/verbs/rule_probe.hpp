@@ -14,8 +14,17 @@
 #include <vector>
 
 #include "hw/verbs/port_choice.hpp"
-#include "hw/verbs/rdma_rules.hpp"
 #include "hw/verbs/verbs_api.hpp"
+
+namespace hw {
+
+// What became of one frame: "crossed", "dropped", "refused by ibv_post_send: ...".
+struct Delivery {
+  bool crossed = false;
+  std::string what;
+};
+
+}  // namespace hw
 
 namespace hw::probe {
 
