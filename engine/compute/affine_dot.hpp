@@ -122,6 +122,10 @@ struct QuantizedRows {
   const std::int32_t* q_sum;
   const float* x_sum;
   int n, cols, segments;
+  // Nonzero: no other rows of x had it, so a tile dot may keep what it
+  // prepares from them (their layout for a matrix unit) for the next piece of
+  // the same product, rather than prepare it again.
+  std::uint64_t serial = 0;
   QuantizedX row(int t) const {
     const std::size_t at = static_cast<std::size_t>(t) * segments;
     return {q + static_cast<std::size_t>(t) * cols, d + at, q_sum + at, x_sum + at};

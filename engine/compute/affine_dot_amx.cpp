@@ -88,6 +88,9 @@ MESHINFER_AMX void pack_weights(const AffineRows& w, std::int64_t r, std::span<c
 template <int Bits>
 MESHINFER_AMX const std::int8_t* pack_x(const QuantizedRows& x, int n) {
   thread_local std::vector<std::int8_t> out;
+  thread_local std::uint64_t packed = 0;  // the serial of the rows in `out`: once per product and thread
+  if (x.serial != 0 && x.serial == packed) return out.data();
+  packed = x.serial;
   out.resize(static_cast<std::size_t>(n) * x.cols);
   const __m512i order = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15));
   for (int t = 0; t < n; ++t) {  // x read in order, for the prefetcher

@@ -1,6 +1,7 @@
 #include "engine/compute/affine_kernels.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 #include "engine/compute/affine_dot.hpp"
@@ -38,9 +39,10 @@ void dequantize(const AffineKernels& k, const AffineRows& w, std::int64_t r0, in
 
 // Rows per piece of work (each row's result is the same in any piece): a
 // few for decode, to share one pass over the weights among threads; more
-// for many rows of x, which a tile dot prepares once per piece and sgemm
-// takes in one call.
-constexpr int kDotRows = 64, kBlockRows = 256, kQuantizeRows = 16;
+// for many rows of x, which sgemm takes in one call; 4 tiles for a tile dot,
+// which prepares x once per product and thread (256, with x prepared per
+// piece, left a thread that came late to a product idle at its end).
+constexpr int kDotRows = 64, kBlockRows = 256, kTileRows = 64, kQuantizeRows = 16;
 
 }  // namespace
 
@@ -88,14 +90,15 @@ void affine_linear(std::span<const float> x, int n, const AffineRows& w, int row
           if (i < segs[k].count) sum[k] += xt[segs[k].offset + i];
     }
   });
-  const QuantizedRows xs{xq.data(), d.data(), q_sum.data(), x_sum.data(), n, cols, static_cast<int>(ns)};
+  static std::atomic<std::uint64_t> serials{0};
+  const QuantizedRows xs{xq.data(), d.data(), q_sum.data(), x_sum.data(), n, cols, static_cast<int>(ns), ++serials};
   const RowDot dot = w.bits == 4 ? kernels.dot4 : kernels.dot8;
   // y's rows [r0, r0+count) for every input row, into out (input rows ld apart).
   auto product = [&](int r0, int count, float* out, std::int64_t ld) {
     if (tile) return tile(w, r0, count, segs, xs, out, ld);
     for (int t = 0; t < n; ++t) dot(w, r0, count, segs, xs.row(t), out + t * ld);
   };
-  run_blocks(pool, rows, tile ? kBlockRows : kDotRows, [&](int r0, int count) {
+  run_blocks(pool, rows, tile ? kTileRows : kDotRows, [&](int r0, int count) {
     if (!accumulate) return product(r0, count, y.data() + r0, rows);
     thread_local std::vector<float> out;  // reused: a fresh one would be page-faulted in every time
     out.resize(static_cast<std::size_t>(n) * count);
