@@ -83,12 +83,6 @@ void wait_until_running(const std::string& ns) {
 
 }  // namespace
 
-std::string cable_tbf(double rate_bps) {
-  // 1514 B: one Ethernet frame at the veth's MTU of 1500 (tbf passes no frame
-  // larger than its burst); a queue of 200 ms before it drops.
-  return "rate " + std::to_string(static_cast<long long>(rate_bps)) + "bit burst 1514 latency 200ms";
-}
-
 std::string NetnsMesh::unavailable_reason() {
   if (::geteuid() != 0) return "needs root to create network namespaces";
   if (run_shell("command -v ip >/dev/null && command -v tc >/dev/null").exit_code != 0)

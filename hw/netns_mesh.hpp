@@ -23,10 +23,6 @@ namespace hw {
 // at 200 Mbit/s the kernel's per-frame work falls behind (bench/netns_predict_bench).
 inline constexpr double kCableRateBps = 50e6;
 
-// The tbf parameters of a cable of `rate_bps`: a burst of one frame, so a
-// message leaves at the rate, not at once up to a bucket's worth.
-std::string cable_tbf(double rate_bps);
-
 class NetnsMesh : public CableSwitch {
  public:
   // Why a mesh cannot be built here ("" when it can): not root, no `ip`, no netns.

@@ -17,4 +17,12 @@ class CableSwitch {
   virtual void set_secondary_port_up(int r, bool up) = 0;
 };
 
+// The tbf parameters of a cable of `rate_bps`: a burst of one frame, so a
+// message leaves at the rate, not at once up to a bucket's worth. 1514 B: one
+// Ethernet frame at the veth's MTU of 1500 (tbf passes no frame larger than
+// its burst); a queue of 200 ms before it drops.
+inline std::string cable_tbf(double rate_bps) {
+  return "rate " + std::to_string(static_cast<long long>(rate_bps)) + "bit burst 1514 latency 200ms";
+}
+
 }  // namespace hw

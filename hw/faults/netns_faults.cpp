@@ -11,7 +11,6 @@
 #include <thread>
 #include <utility>
 
-#include "hw/netns_mesh.hpp"
 
 namespace hw {
 
