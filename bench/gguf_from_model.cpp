@@ -1,8 +1,8 @@
 // For bench/cpu-vs-llamacpp.sh: a Llama model directory (make-model's, f32)
 // written as GGUF v3 for llama.cpp, its matrices in F32, Q8_0 or Q4_0
-// (FORMATS.md section 5, rounding as ggml-quants.c's reference quantizers),
+// (docs/checkpoint-formats.md#gguf-blocks, rounding as ggml-quants.c's reference quantizers),
 // norms in F32, no tokenizer ("none": token ids in, ids out). Q and K rows are
-// permuted to GGUF's adjacent-pair RoPE (arch llama, FORMATS.md section 3) as
+// permuted to GGUF's adjacent-pair RoPE (arch llama, docs/checkpoint-formats.md#rotation-convention) as
 // llama.cpp's convert_hf_to_gguf.py does. And the prompt ids a scenario's
 // request 0 carries, so both engines are fed the same prompt.
 // Usage: gguf_from_model MODEL_DIR OUT.gguf f32|q8_0|q4_0

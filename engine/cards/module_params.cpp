@@ -46,7 +46,7 @@ std::optional<double> layer_module(const ModelCard& m, bool moe_layer, std::stri
       {"self_attn.kv_a_proj_with_mqa", h * (a.kv_lora_rank + a.qk_rope_head_dim)},
       {"self_attn.kv_a_layernorm", double(a.kv_lora_rank)},
       {"self_attn.kv_b_proj", a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim)},
-      // mlx-lm's absorbed split of kv_b_proj (FORMATS.md section 2.4).
+      // mlx-lm's absorbed split of kv_b_proj (docs/checkpoint-formats.md#deepseek-v3-and-kimi-k2).
       {"self_attn.embed_q", heads * a.kv_lora_rank * a.qk_nope_head_dim},
       {"self_attn.unembed_out", heads * a.v_head_dim * a.kv_lora_rank},
       {"self_attn.o_proj", heads * a.v_head_dim * h}};

@@ -1,4 +1,4 @@
-// The weight files of a model directory (FORMATS.md section 1): the shards
+// The weight files of a model directory (docs/checkpoint-formats.md#shards-and-the-index): the shards
 // model.safetensors.index.json's weight_map names when it exists, else every
 // model*.safetensors (one file, or shards written without an index, as
 // mlx-lm's loader globs them). Every tensor is in exactly one file; an index

@@ -1,6 +1,7 @@
-// Writes a model directory's weights as the writers of FORMATS.md section 1
-// do: one model.safetensors, or shards model-0000i-of-0000n.safetensors with
-// model.safetensors.index.json ({"metadata": {"total_size"}, "weight_map"}).
+// Writes a model directory's weights as the writers of
+// docs/checkpoint-formats.md#shards-and-the-index do: one model.safetensors, or
+// shards model-0000i-of-0000n.safetensors with model.safetensors.index.json
+// ({"metadata": {"total_size"}, "weight_map"}).
 #pragma once
 
 #include <map>

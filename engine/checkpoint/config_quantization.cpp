@@ -58,7 +58,8 @@ double average_bits(const ModelCard& m, double quantized, double bits, double dt
   return (quantized * bits + (total - quantized) * dtype_bits) / total;
 }
 
-// FORMATS.md 2.1: a group of G weights also stores a scale and a bias of the weights' dtype.
+// A group of G weights also stores a scale and a bias of the weights' dtype
+// (docs/checkpoint-formats.md#mlx-packing).
 Quantization mlx(const MlxQuantization& q, const ModelCard& m, double dtype_bits, const std::string& file) {
   const auto bits = [&](const AffineParams& p) { return p.bits + 2.0 * dtype_bits / p.group_size; };
   const double total = total_params(m);
@@ -74,7 +75,7 @@ Quantization mlx(const MlxQuantization& q, const ModelCard& m, double dtype_bits
   return {fmt::format("mlx-{}bit", q.global.bits), average};
 }
 
-// FORMATS.md 2.4: fp8 weights with an f32 weight_scale_inv per block; the
+// docs/checkpoint-formats.md#deepseek-v3-and-kimi-k2: fp8 weights with an f32 weight_scale_inv per block; the
 // embeddings, lm_head, norms and the router (not a Linear) stay in the dtype.
 Quantization fp8(ConfigReader& block, const ModelCard& m, double dtype_bits) {
   const JsonValue size = block.need("weight_block_size");
@@ -105,7 +106,7 @@ bool ignored(const std::vector<JsonValue>& ignore, const std::string& module) {
   return false;
 }
 
-// Kimi-K2's int4 (FORMATS.md 2.4): one group of symmetric int weights, a scale
+// Kimi-K2's int4 (docs/checkpoint-formats.md#deepseek-v3-and-kimi-k2): one group of symmetric int weights, a scale
 // of the dtype per group; which Linears it covers, its ignore list says.
 Quantization packed_int(ConfigReader& block, const ModelCard& m, double dtype_bits) {
   if (const JsonValue f = block.need("format"); f.as<std::string>() != "pack-quantized")
@@ -147,7 +148,8 @@ Quantization packed_int(ConfigReader& block, const ModelCard& m, double dtype_bi
 
 Quantization config_quantization(ConfigReader& r, const ModelCard& card, const MlxQuantization& q) {
   const std::optional<Dtype> dtype = read_dtype(r);
-  // MLX keeps the source's dtype for scales and biases: bf16 or f16 (FORMATS.md 2.2) when unnamed.
+  // MLX keeps the source's dtype for scales and biases: bf16 or f16 (docs/checkpoint-formats.md#mlx-packing)
+  // when unnamed.
   if (q.present) return mlx(q, card, dtype ? dtype->bits : 16, r.value().file());
   if (!dtype) r.fail("torch_dtype", "must name the weights' dtype (bfloat16, float16 or float32) to plan their bytes");
   const auto block = r.find("quantization_config");

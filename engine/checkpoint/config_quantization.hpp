@@ -1,12 +1,13 @@
 // The quantization a config.json records, as the bits a weight takes on disk
 // (scales and biases included): what planning needs without the weights.
-//  - MLX affine ("quantization", FORMATS.md section 2.1): bits plus a scale
+//  - MLX affine ("quantization", docs/checkpoint-formats.md#mlx-affine-quantization): bits plus a scale
 //    and a bias of the weights' dtype per group; per-module entries weighted
 //    by their modules' sizes. Named "mlx-4bit", "mlx-8bit", as
 //    WeightLayout::quantization names a directory's weights.
-//  - quantization_config "fp8" with weight_block_size (DeepSeek-V3, section
-//    2.4): every Linear but the router and lm_head in fp8 with an f32 scale
-//    per block; the rest in the dtype. Named "fp8".
+//  - quantization_config "fp8" with weight_block_size (DeepSeek-V3,
+//    docs/checkpoint-formats.md#deepseek-v3-and-kimi-k2): every Linear but the
+//    router and lm_head in fp8 with an f32 scale per block; the rest in the
+//    dtype. Named "fp8".
 //  - quantization_config "compressed-tensors" pack-quantized int (Kimi-K2):
 //    the Linears its ignore list leaves, in int with a scale of the dtype per
 //    group. Named "int4" (or "int8").

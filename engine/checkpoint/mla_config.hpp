@@ -1,6 +1,6 @@
 // The card of a DeepSeek-V3 config.json (model_type "deepseek_v3", or
-// "kimi_k2", which mlx-lm remaps to it: FORMATS.md section 2.4), for planning
-// only: CpuBackend has no multi-head latent attention and refuses these.
+// "kimi_k2", which mlx-lm remaps to it: docs/checkpoint-formats.md#deepseek-v3-and-kimi-k2), for
+// planning only: CpuBackend has no multi-head latent attention and refuses these.
 #pragma once
 
 #include <string>

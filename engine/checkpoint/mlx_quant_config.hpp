@@ -1,5 +1,5 @@
-// How config.json records an MLX affine-quantized checkpoint (FORMATS.md
-// section 2.1): "quantization" (or mlx-lm's copy "quantization_config", the
+// How config.json records an MLX affine-quantized checkpoint
+// (docs/checkpoint-formats.md#mlx-affine-quantization): "quantization" (or mlx-lm's copy "quantization_config", the
 // one without a quant_method) holds the global group_size, bits and mode, and
 // per-module entries keyed by module path: a dict of its own parameters
 // (missing fields take MLX's defaults, group 64 and 4 bits, not the global

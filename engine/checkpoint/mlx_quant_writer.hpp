@@ -1,5 +1,5 @@
-// make-model's MLX affine-quantized checkpoints, written from FORMATS.md
-// section 2 as mlx-lm writes them, not from meshinfer's reader (so a test
+// make-model's MLX affine-quantized checkpoints, written from docs/checkpoint-formats.md
+// (#alignment to #stacked-experts) as mlx-lm writes them, not from meshinfer's reader (so a test
 // cannot pass by the two agreeing with themselves): every Linear and the
 // embedding whose input width the group divides are quantized (scales and
 // biases in bf16, values packed LSB first into U32 words), Qwen3-MoE's

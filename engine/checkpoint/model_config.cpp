@@ -65,7 +65,7 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file)
   c.hidden_size = r.positive("hidden_size");
   c.num_hidden_layers = r.positive("num_hidden_layers");
   c.num_attention_heads = r.positive("num_attention_heads");
-  // Constructor defaults (FORMATS.md section 3): Llama's None is "as many as
+  // Constructor defaults (docs/checkpoint-formats.md#constructor-defaults): Llama's None is "as many as
   // the query heads"; Qwen3 and Qwen3-MoE default to 32 and 4, and only an
   // explicit null means "as many as the query heads".
   c.num_key_value_heads = r.is_null("num_key_value_heads")
@@ -108,7 +108,8 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& file)
     }
     bool dense_layers = false;
     for (int l = 0; l < c.num_hidden_layers; ++l) dense_layers |= !c.sparse_layer(l);
-    // Only dense layers read it; transformers' own default is not in FORMATS.md, so a model that needs it names it.
+    // Only dense layers read it; transformers' own default is not in docs/checkpoint-formats.md#constructor-defaults,
+    // so a model that needs it names it.
     c.intermediate_size =
         dense_layers ? r.positive("intermediate_size") : r.integer("intermediate_size", c.moe_intermediate_size);
   } else {

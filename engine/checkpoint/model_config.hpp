@@ -4,7 +4,7 @@
 // F16 or MLX affine-quantized). The loader refuses anything else with the
 // file, the JSON path and the reason (InputError).
 // A key left out takes the default of transformers' config class for the
-// model_type (FORMATS.md "Constructor defaults"), not one of meshinfer's.
+// model_type (docs/checkpoint-formats.md#constructor-defaults), not one of meshinfer's.
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Rotary position embeddings as transformers computes them
 // (modeling_rope_utils: _compute_default/linear/llama3/yarn_parameters; the
-// formulas, with their sources, are in FORMATS.md section 3): the inverse
+// formulas, with their sources, are in docs/checkpoint-formats.md#rope-scaling): the inverse
 // frequencies of a head's pairs and the factor that scales cos and sin.
 #pragma once
 

@@ -1,6 +1,6 @@
 // The RoPE of a config.json, read as transformers v5 reads old and new
 // configs alike (convert_rope_params_to_dict, standardize_rope_params;
-// FORMATS.md section 3): "rope_scaling" if given, else "rope_parameters";
+// docs/checkpoint-formats.md#rope-parameters-and-old-configs): "rope_scaling" if given, else "rope_parameters";
 // "rope_type" or the legacy "type"; rope_theta inside the dict, else at the
 // top level, else 10000. What would change the math and is not implemented
 // (other rope types, partial rotation, per-layer RoPE, keys the type does not

@@ -68,7 +68,7 @@ class SafetensorsFile {
   const std::map<std::string, TensorInfo>& tensors() const { return tensors_; }
 
   // The tensor's bytes where the file is mapped, and their offset in the file
-  // (MLX's writer does not align them: see FORMATS.md section 1).
+  // (MLX's writer does not align them: see docs/checkpoint-formats.md#alignment).
   const unsigned char* bytes(const TensorInfo& t) const { return map_ + data_begin_ + t.begin; }
   std::uint64_t file_offset(const TensorInfo& t) const { return data_begin_ + t.begin; }
 

@@ -1,7 +1,8 @@
 // Where each module's weights are in a model directory's files and how they
 // are stored, from the headers alone: f32 or 16-bit floats, or MLX
-// affine-quantized (FORMATS.md section 2), experts under Hugging Face's names
-// (mlp.experts.E.*) or stacked as MLX writes them (mlp.switch_mlp.*). A module
+// affine-quantized (docs/checkpoint-formats.md#mlx-affine-quantization),
+// experts under Hugging Face's names (mlp.experts.E.*) or stacked as MLX writes
+// them (mlp.switch_mlp.*, docs/checkpoint-formats.md#stacked-experts). A module
 // is quantized iff "<module>.scales" exists; its bits and group come from
 // config.json's quantization block and must agree with the shapes. Anything
 // else is refused with the file, the JSON path and the reason.

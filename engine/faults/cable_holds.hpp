@@ -2,8 +2,8 @@
 // world (sim/fault_injector, hw/faults/netns_faults): only when the last fault
 // holding it ends (a link-down, a flap's down phase), at once when it is
 // replugged (a link-up releases every hold), and, for an RDMA cable, never
-// after the RDMA stack failed (REFERENCE: only a restart of every node brings
-// it back).
+// after the RDMA stack failed (only a restart of every node brings it back:
+// docs/reference-facts.md#thunderbolt-instability).
 #pragma once
 
 #include <map>

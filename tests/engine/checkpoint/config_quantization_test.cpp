@@ -78,7 +78,8 @@ TEST_F(ConfigQuantization, MlxBitsCountAScaleAndABiasPerGroup) {
 }
 
 TEST_F(ConfigQuantization, PerModuleEntriesWeighByTheirModulesSize) {
-  // mlx-lm since cbfba0a9: Qwen3-MoE routers at 8 bits in a 4-bit model (FORMATS.md 2.1).
+  // mlx-lm since cbfba0a9: Qwen3-MoE routers at 8 bits in a 4-bit model
+  // (docs/checkpoint-formats.md#which-modules-mlx-quantizes).
   json config = mlx(publisher("qwen3-235b-a22b"), 4, 64);
   for (int layer = 0; layer < 94; ++layer)
     config["quantization"][fmt::format("model.layers.{}.mlp.gate", layer)] = {{"group_size", 64}, {"bits", 8}};

@@ -1,5 +1,5 @@
 // RoPE's inverse frequencies for each scaling type, against values written
-// here from FORMATS.md's formulas in another form: per band in closed form,
+// here from the formulas of docs/checkpoint-formats.md#rope-scaling in another form: per band in closed form,
 // with the band edges worked out by hand for real checkpoints' parameters.
 #include "engine/checkpoint/rope.hpp"
 
