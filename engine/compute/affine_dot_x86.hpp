@@ -148,7 +148,9 @@ MESHINFER_TARGET void wide_row_dot(const engine::cpu::AffineRows& w, std::int64_
                                    float* out, const Wide& wide) {
   using namespace engine::cpu;
   const int n = static_cast<int>(segs.size());
-  const std::int8_t* x4 = Bits == 4 ? quarters64(segs, x.q) : nullptr;
+  // Reordered for eight_dots only if some segments are left to it (the wide kernel takes leading runs).
+  const bool all_wide = n > 0 && wide.takes((n - 1) / kLanes * kLanes);
+  const std::int8_t* x4 = Bits == 4 && !all_wide ? quarters64(segs, x.q) : nullptr;
   for (std::int64_t r = r0; r < r0 + rows; ++r) {
     const unsigned char* row = row_bytes(w, r);
     // Two rows ahead: the hardware prefetcher alone left decode waiting on
