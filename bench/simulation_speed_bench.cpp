@@ -125,8 +125,8 @@ Figures run_raw(double tokens) {
   const engine::CostModel cost(model, model.quant(s.quant), catalog.hardware(plan.shards[0].hardware), profile,
                                plan.shards[0]);
   engine::StepShape shape{1, 1, 600, 600, 1};
-  const double attention = cost.attention_s(0, shape), ffn = cost.ffn_s(0, shape),
-               lm_head = cost.lm_head_s(shape, plan.shards[0].vocab_fraction);
+  const double attention = cost.attention(0, shape).seconds, ffn = cost.ffn(0, shape).seconds,
+               lm_head = cost.lm_head(shape, plan.shards[0].vocab_fraction).seconds;
   const int n = static_cast<int>(s.nodes.size());
   const engine::LinkCard& link = catalog.link(s.fabric.link);
   const engine::StepPlan step{{engine::Slot{0, 1, 600, false, true, {}}}};

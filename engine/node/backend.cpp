@@ -3,30 +3,31 @@
 namespace engine {
 
 double ModelledBackend::run(OpKind op, int layer, const StepShape& shape, bool) {
-  const double t = cost_s(op, layer, shape);
+  const OpTime& t = cost(op, layer, shape);
+  spent_ += t;
   const double start = rt_.now();
-  rt_.compute(t);
+  rt_.compute(t.seconds);
   return rt_.now() - start;
 }
 
-double ModelledBackend::cost_s(OpKind op, int layer, const StepShape& shape) {
+const OpTime& ModelledBackend::cost(OpKind op, int layer, const StepShape& shape) {
   if (!(shape == shape_)) {
     shape_ = shape;
-    cost_s_.clear();
+    cost_.clear();
   }
   const std::size_t slot = static_cast<std::size_t>(layer) * 3 + static_cast<std::size_t>(op);
-  if (slot >= cost_s_.size()) cost_s_.resize(slot + 1, -1);
-  double& t = cost_s_[slot];
-  if (t >= 0) return t;
+  if (slot >= cost_.size()) cost_.resize(slot + 1, OpTime{.seconds = -1});
+  OpTime& t = cost_[slot];
+  if (t.seconds >= 0) return t;
   switch (op) {
     case OpKind::kAttention:
-      return t = cost_.attention_s(layer, shape);
+      return t = model_.attention(layer, shape);
     case OpKind::kFfn:
-      return t = cost_.ffn_s(layer, shape);
+      return t = model_.ffn(layer, shape);
     case OpKind::kLmHead:
-      return t = cost_.lm_head_s(shape, lm_head_share_);
+      return t = model_.lm_head(shape, lm_head_share_);
   }
-  return t = 0;
+  return t = OpTime{};
 }
 
 }  // namespace engine

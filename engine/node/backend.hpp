@@ -38,6 +38,9 @@ class Backend {
   virtual std::span<float> hidden() { return {}; }
   // After kLmHead: per emitting slot, the best token of this shard's vocabulary.
   virtual std::vector<TokenChoice> best_tokens() const { return {}; }
+  // The cost model's terms of every op run so far (the report's bottleneck
+  // split); zero for a backend that times its ops without the cost model.
+  virtual OpTime modelled() const { return {}; }
 };
 
 // Charges the roofline time of each op on the runtime's clock: simulated time
@@ -46,19 +49,21 @@ class ModelledBackend : public Backend {
  public:
   // `lm_head_share`: the share of the vocabulary this node's LM head covers.
   ModelledBackend(Runtime& rt, CostModel cost, double lm_head_share)
-      : rt_(rt), cost_(std::move(cost)), lm_head_share_(lm_head_share) {}
+      : rt_(rt), model_(std::move(cost)), lm_head_share_(lm_head_share) {}
   double run(OpKind op, int layer, const StepShape& shape, bool partial) override;
+  OpTime modelled() const override { return spent_; }
 
  private:
   // Every layer of a step has the step's shape: an op's cost (its kernel list
   // costed one by one) is worked out once per layer and shape, not per call.
-  double cost_s(OpKind op, int layer, const StepShape& shape);
+  const OpTime& cost(OpKind op, int layer, const StepShape& shape);
 
   Runtime& rt_;
-  CostModel cost_;
+  CostModel model_;
   double lm_head_share_;
   StepShape shape_;
-  std::vector<double> cost_s_;  // by layer * 3 + op, for shape_; -1: not worked out yet
+  std::vector<OpTime> cost_;  // by layer * 3 + op, for shape_; seconds -1: not worked out yet
+  OpTime spent_;
 };
 
 // Builds the backend of shard `rt.rank()` of `plan`; `modelled` is the one a

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <numeric>
 
 #include "engine/base/tags.hpp"
 #include "engine/node/collectives.hpp"
@@ -58,6 +59,8 @@ class StepLoop {
       const double wait_before = result_.traffic.wait_s;
       const std::vector<std::uint64_t> bytes_before = result_.traffic.bytes_to;
       const std::vector<std::uint64_t> relayed_before = result_.traffic.relayed;
+      const std::uint64_t messages_before = messages_sent();
+      const OpTime modelled_before = backend_->modelled();
       const StepShape shape = step.shape();
       backend_->begin_step(step);
       sampled_.clear();
@@ -71,6 +74,13 @@ class StepLoop {
       result_.steps.back().wait_s = result_.traffic.wait_s - wait_before;
       if (relayed_before != result_.traffic.relayed)
         result_.steps.back().relayed = since(relayed_before, result_.traffic.relayed);
+      StepTrace& trace = result_.steps.back();
+      for (const Slot& slot : step.slots) trace.prefill_tokens += slot.prefill ? slot.tokens : 0;
+      trace.modelled = backend_->modelled();
+      trace.modelled -= modelled_before;
+      trace.messages = messages_sent() - messages_before;
+      trace.message_s = message_latency_s();
+      trace.link_bandwidth = link_.bandwidth;
       if (scheduler) {
         if (backend_->computes()) scheduler->record_tokens(step, sampled_);
         scheduler->complete(step, start, rt_.now());
@@ -86,6 +96,16 @@ class StepLoop {
     const int done =
         static_cast<int>(std::count_if(records.begin(), records.end(), [](const auto& r) { return r.done(); }));
     if (done != reported_done_) setup_.progress(reported_done_ = done, static_cast<int>(records.size()), rt_.now());
+  }
+
+  std::uint64_t messages_sent() const {
+    const auto& m = result_.traffic.messages_to;
+    return std::accumulate(m.begin(), m.end(), std::uint64_t{0});
+  }
+
+  // One message's fixed cost: the link's latency and overhead, and the stack's.
+  double message_latency_s() const {
+    return link_.latency_s + link_.per_message_overhead_s + setup_.profile.per_message_overhead_s;
   }
 
   // What a counter of this node's traffic grew by since `before` was taken.
@@ -125,8 +145,7 @@ class StepLoop {
     auto buf = backend_->computes() ? CollectiveBuffer::real(backend_->hidden())
                                     : CollectiveBuffer::sized(static_cast<std::uint64_t>(shape.tokens) * model_.hidden,
                                                               kActivationBytesPerElement);
-    const double latency = link_.latency_s + link_.per_message_overhead_s + setup_.profile.per_message_overhead_s;
-    const auto algo = choose_all_reduce(rt_.world(), static_cast<double>(buf.bytes()), link_.bandwidth, latency,
+    const auto algo = choose_all_reduce(rt_.world(), static_cast<double>(buf.bytes()), link_.bandwidth, message_latency_s(),
                                         setup_.scenario.fabric.type == FabricType::kFullMesh);
     all_reduce({rt_, tags::kCollective, timeout_s_}, buf, algo);
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/base/error.hpp"
+
 namespace engine {
 
 MeteredRuntime::MeteredRuntime(Runtime& inner, TrafficStats& stats)
@@ -55,17 +57,30 @@ auto MeteredRuntime::charged(const Wait& wait) {
   return wait(start);
 }
 
+// A wait that timed out waited all along: nothing was under way. (A node waits
+// in slices of a heartbeat, so a long wait is many of these and then one that
+// receives.)
+template <class Wait>
+auto MeteredRuntime::waiting(double start, const Wait& wait) {
+  try {
+    return wait();
+  } catch (const Timeout&) {
+    stats_.wait_s += inner_.now() - start;
+    throw;
+  }
+}
+
 Payload MeteredRuntime::recv(int src, int tag, double timeout_s) {
   return charged([&](double start) {
-    Payload p = inner_.recv(src, tag, timeout_s);
+    Payload p = waiting(start, [&] { return inner_.recv(src, tag, timeout_s); });
     if (p.sent_s > start) stats_.wait_s += std::min(p.sent_s, inner_.now()) - start;
     return p;
   });
 }
 
 double MeteredRuntime::run_flows(const Flows& flows, double timeout_s) {
-  return charged([&](double) {
-    const double waited = inner_.run_flows(flows, timeout_s);
+  return charged([&](double start) {
+    const double waited = waiting(start, [&] { return inner_.run_flows(flows, timeout_s); });
     for (const FlowPhase& phase : flows.phases)
       for (const auto& [dst, bytes] : phase.sends) count(dst, bytes);
     stats_.wait_s += waited;

@@ -36,6 +36,8 @@ class MeteredRuntime : public ForwardingRuntime {
  private:
   template <class Wait>
   auto charged(const Wait& wait);
+  template <class Wait>
+  auto waiting(double start, const Wait& wait);
   void count(int dst, std::uint64_t bytes);
 
   TrafficStats& stats_;

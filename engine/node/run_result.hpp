@@ -23,6 +23,12 @@ struct StepTrace {
   std::vector<std::uint64_t> bytes_to;   // sent during the step, as TrafficStats counts them
   double wait_s = 0;                     // of comm_s: blocked in recv while the peer had not sent yet
   std::vector<std::uint64_t> relayed{};  // as TrafficStats::relayed; empty when no byte took a detour
+  // What the report splits the step's time by (report/bottleneck.hpp):
+  int prefill_tokens = 0;     // of tokens, those of prompts
+  OpTime modelled{};          // the cost model's terms of compute_s (zero: a backend that measures)
+  std::uint64_t messages = 0;  // sent during the step
+  double message_s = 0;        // one message's latency and per-message overheads on the epoch's link
+  double link_bandwidth = 0;   // the epoch's link, bytes/s
 };
 
 struct NodeResult {

@@ -15,29 +15,50 @@ CostModel::CostModel(const ModelCard& m, const Quantization& q, const HardwareCa
       profile_(p),
       shard_(shard) {}
 
-double CostModel::kernel_s(const Kernel& k) const {
+OpTime& OpTime::operator+=(const OpTime& o) {
+  seconds += o.seconds;
+  memory_s += o.memory_s;
+  arithmetic_s += o.arithmetic_s;
+  dispatch_s += o.dispatch_s;
+  floor_s += o.floor_s;
+  return *this;
+}
+
+OpTime& OpTime::operator-=(const OpTime& o) {
+  seconds -= o.seconds;
+  memory_s -= o.memory_s;
+  arithmetic_s -= o.arithmetic_s;
+  dispatch_s -= o.dispatch_s;
+  floor_s -= o.floor_s;
+  return *this;
+}
+
+OpTime CostModel::kernel(const Kernel& k) const {
   const bool routed = k.kind == KernelKind::kExpertMatmul;
   const double bytes = k.weights * (routed ? expert_bytes_per_param_ : bytes_per_param_) + k.other_bytes;
   const double memory_s = bytes / (hw_.memory_bandwidth * profile_.memory_bandwidth_efficiency);
   const double efficiency = routed ? profile_.expert_compute_efficiency : profile_.compute_efficiency;
   const double compute_s = k.flops / (hw_.peak_flops * efficiency);
-  return std::max(memory_s, compute_s) + profile_.per_kernel_overhead_s + k.experts * profile_.per_expert_overhead_s;
+  const double seconds =
+      std::max(memory_s, compute_s) + profile_.per_kernel_overhead_s + k.experts * profile_.per_expert_overhead_s;
+  const double dispatch_s = profile_.per_kernel_overhead_s + k.experts * profile_.per_expert_overhead_s;
+  const double floor_s = std::max(bytes / hw_.memory_bandwidth, k.flops / hw_.peak_flops);
+  if (memory_s >= compute_s) return {seconds, memory_s, 0, dispatch_s, floor_s};
+  return {seconds, 0, compute_s, dispatch_s, floor_s};
 }
 
-double CostModel::kernels_s(const std::vector<Kernel>& kernels) const {
-  double t = 0;
-  for (const Kernel& k : kernels) t += kernel_s(k);
+OpTime CostModel::kernels(const std::vector<Kernel>& list) const {
+  OpTime t;
+  for (const Kernel& k : list) t += kernel(k);
   return t;
 }
 
-double CostModel::attention_s(int, const StepShape& s) const { return kernels_s(attention_kernels(model_, shard_, s)); }
+OpTime CostModel::attention(int, const StepShape& s) const { return kernels(attention_kernels(model_, shard_, s)); }
 
-double CostModel::ffn_s(int layer, const StepShape& s) const {
-  return kernels_s(ffn_kernels(model_, layer, shard_, s));
-}
+OpTime CostModel::ffn(int layer, const StepShape& s) const { return kernels(ffn_kernels(model_, layer, shard_, s)); }
 
-double CostModel::lm_head_s(const StepShape& s, double share) const {
-  return kernels_s(lm_head_kernels(model_, s, share));
+OpTime CostModel::lm_head(const StepShape& s, double share) const {
+  return kernels(lm_head_kernels(model_, s, share));
 }
 
 }  // namespace engine

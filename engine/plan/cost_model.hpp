@@ -13,22 +13,34 @@
 
 namespace engine {
 
+// An op's time by the roofline term that sets it: each kernel costs the longer
+// of its bytes and its FLOPs, counted here as memory or arithmetic, plus its
+// dispatch. floor_s: the same kernels at the card's full bandwidth and peak,
+// with no dispatch (in decode, bytes read / memory bandwidth): the physical floor.
+struct OpTime {
+  double seconds = 0;  // kernel by kernel: the terms below add up to it, but for rounding
+  double memory_s = 0, arithmetic_s = 0, dispatch_s = 0;
+  double floor_s = 0;
+  OpTime& operator+=(const OpTime& o);
+  OpTime& operator-=(const OpTime& o);
+};
+
 class CostModel {
  public:
   CostModel(const ModelCard& m, const Quantization& q, const HardwareCard& hw, const StackCard& p, const Shard& shard);
 
-  double attention_s(int layer, const StepShape& s) const;
+  OpTime attention(int layer, const StepShape& s) const;
   // Dense FFN, or the experts this node holds (expected distinct experts hit by the batch).
-  double ffn_s(int layer, const StepShape& s) const;
+  OpTime ffn(int layer, const StepShape& s) const;
   // The final norm and the LM head over `share` of the vocabulary.
-  double lm_head_s(const StepShape& s, double share) const;
+  OpTime lm_head(const StepShape& s, double share) const;
 
   // One kernel: the longer of its bytes and its FLOPs, plus its dispatch (and, for
   // routed-expert matmuls, a cost per expert read).
-  double kernel_s(const Kernel& k) const;
+  OpTime kernel(const Kernel& k) const;
 
  private:
-  double kernels_s(const std::vector<Kernel>& kernels) const;
+  OpTime kernels(const std::vector<Kernel>& kernels) const;
 
   const ModelCard& model_;
   double bytes_per_param_;         // every weight but the routed experts'

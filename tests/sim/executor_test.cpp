@@ -82,7 +82,7 @@ struct Cards {
     const auto c = cost(shard);
     double t = 0;
     for (int l = plan.shards[shard].first_layer; l < plan.shards[shard].end_layer; ++l)
-      t += c.attention_s(l, shape) + c.ffn_s(l, shape);
+      t += c.attention(l, shape).seconds + c.ffn(l, shape).seconds;
     return t;
   }
 
@@ -100,7 +100,7 @@ TEST(Executor, SingleNodeDecodeStepIsTheSumOfItsOps) {
   const Cards cards(s, engine::Strategy::kTensor);
   for (int k = 1; k < 4; ++k) {
     const auto shape = decode_shape(64, k);
-    const double expected = cards.cost(0).lm_head_s(shape, 1.0) + cards.layers_s(0, shape);
+    const double expected = cards.cost(0).lm_head(shape, 1.0).seconds + cards.layers_s(0, shape);
     EXPECT_NEAR(times[k] - times[k - 1], expected, 1e-9 * expected) << "token " << k;
   }
 }
@@ -113,7 +113,7 @@ TEST(Executor, TensorParallelAddsTwoAllReducesPerBlock) {
   const auto shape = decode_shape(64, 2);
   // Two nodes: an all-reduce is one message each way, an all-gather of token ids too.
   const double all_reduce = message_s(cards.link, cards.model.hidden * 2.0);
-  const double expected = cards.cost(0).lm_head_s(shape, 0.5) + message_s(cards.link, 2 * 8.0) +
+  const double expected = cards.cost(0).lm_head(shape, 0.5).seconds + message_s(cards.link, 2 * 8.0) +
                           cards.layers_s(0, shape) + 2 * cards.model.layers * all_reduce;
   EXPECT_NEAR(times[2] - times[1], expected, 0.02 * expected);
 }
@@ -126,7 +126,7 @@ TEST(Executor, PipelineRunsStagesOneAfterAnother) {
   const auto shape = decode_shape(64, 2);
   // Activations on to the second stage, the sampled token id back to the first.
   const double expected = message_s(cards.link, cards.model.hidden * 2.0) + message_s(cards.link, 4.0) +
-                          cards.layers_s(0, shape) + cards.layers_s(1, shape) + cards.cost(1).lm_head_s(shape, 1.0);
+                          cards.layers_s(0, shape) + cards.layers_s(1, shape) + cards.cost(1).lm_head(shape, 1.0).seconds;
   EXPECT_NEAR(times[2] - times[1], expected, 0.02 * expected);
 }
 

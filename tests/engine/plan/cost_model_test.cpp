@@ -71,7 +71,13 @@ TEST(CostModelByHand, QwenGqaAttentionIsEightKernelsOfWeightsAndCache) {
   const double add = 3 * 4096 * 2.0;
   const double expected = streamed(norm) + streamed(q) + 2 * streamed(kv) + streamed(rope) + streamed(attention) +
                           streamed(o) + streamed(add);
-  expect_close(cost.attention_s(10, decode_after_100()), expected);  // 266.0 us: 186 of bytes, 80 of dispatch
+  const engine::OpTime t = cost.attention(10, decode_after_100());
+  expect_close(t.seconds, expected);  // 266.0 us: 186 of bytes, 80 of dispatch
+  // What the report splits a token by: every decode kernel is bound by its bytes.
+  expect_close(t.dispatch_s, 8 * kDispatch);
+  expect_close(t.memory_s, expected - 8 * kDispatch);
+  EXPECT_EQ(t.arithmetic_s, 0);
+  expect_close(t.floor_s, t.memory_s * p.memory_bandwidth_efficiency);  // the same bytes at the card's full bandwidth
 }
 
 TEST(CostModelByHand, QwenAttentionOnHalfTheHeadsReadsHalfTheWeightsButPaysEveryDispatch) {
@@ -89,7 +95,7 @@ TEST(CostModelByHand, QwenAttentionOnHalfTheHeadsReadsHalfTheWeightsButPaysEvery
   const double add = 3 * 4096 * 2.0;
   const double expected =
       streamed(norm) + 2 * streamed(q) + 2 * streamed(kv) + streamed(rope) + streamed(attention) + streamed(add);
-  expect_close(cost.attention_s(10, decode_after_100()), expected);
+  expect_close(cost.attention(10, decode_after_100()).seconds, expected);
 }
 
 TEST(CostModelByHand, QwenMoeReadsTheEightRoutedExpertsAndPaysForEach) {
@@ -109,7 +115,7 @@ TEST(CostModelByHand, QwenMoeReadsTheEightRoutedExpertsAndPaysForEach) {
   const double per_experts = 8 * 5e-6;  // each expert kernel pays per expert it reads
   const double expected = streamed(norm) + streamed(router) + streamed(top_k) + 3 * (streamed(expert) + per_experts) +
                           streamed(swiglu) + streamed(combine) + streamed(add);
-  expect_close(cost.ffn_s(10, decode_after_100()), expected);  // 604.3 us
+  expect_close(cost.ffn(10, decode_after_100()).seconds, expected);  // 604.3 us
 }
 
 TEST(CostModelByHand, QwenMoePrefillTouchesEveryExpertAndIsBoundByTheExpertFlopRate) {
@@ -135,7 +141,13 @@ TEST(CostModelByHand, QwenMoePrefillTouchesEveryExpertAndIsBoundByTheExpertFlopR
                                    + 3 * 512 * 4096 * 2.0;        // residual add
   const double expected = 3 * (expert_s + kDispatch + touched * 5e-6) + router_s + kDispatch +
                           elementwise_bytes / kBandwidth + 5 * kDispatch;
-  expect_close(cost.ffn_s(10, s), expected);
+  const engine::OpTime t = cost.ffn(10, s);
+  expect_close(t.seconds, expected);
+  // The report's split: the expert kernels under arithmetic, at the card's full peak in the floor.
+  expect_close(t.arithmetic_s, 3 * expert_s + router_s);
+  expect_close(t.dispatch_s, 9 * kDispatch + 3 * touched * 5e-6);
+  expect_close(t.floor_s, 3 * expert_s * p.expert_compute_efficiency + router_s * p.compute_efficiency +
+                              elementwise_bytes / kBandwidth * p.memory_bandwidth_efficiency);
 }
 
 TEST(CostModelByHand, DeepSeekMlaAttentionGoesThroughItsLatentsAndReadsOnlyTheLatentCache) {
@@ -161,7 +173,7 @@ TEST(CostModelByHand, DeepSeekMlaAttentionGoesThroughItsLatentsAndReadsOnlyTheLa
   const double expected = streamed(norm) + streamed(q_down) + streamed(q_norm) + streamed(q_up) + streamed(kv_down) +
                           streamed(kv_norm) + streamed(kv_up) + streamed(rope) + attention + streamed(o) +
                           streamed(add);
-  expect_close(cost.attention_s(10, decode_after_100()), expected);  // 596.9 us
+  expect_close(cost.attention(10, decode_after_100()).seconds, expected);  // 596.9 us
 }
 
 TEST(CostModelByHand, DeepSeekMoeAddsItsSharedExpertAsDenseKernels) {
@@ -181,7 +193,7 @@ TEST(CostModelByHand, DeepSeekMoeAddsItsSharedExpertAsDenseKernels) {
   const double expected = streamed(norm) + streamed(router) + streamed(top_k) + 3 * (streamed(expert) + 8 * 5e-6) +
                           streamed(swiglu) + 3 * streamed(shared) + streamed(shared_swiglu) + streamed(combine) +
                           streamed(add);
-  expect_close(cost.ffn_s(10, decode_after_100()), expected);  // 1285.2 us
+  expect_close(cost.ffn(10, decode_after_100()).seconds, expected);  // 1285.2 us
 }
 
 // Kimi K2.6's mixed quant: 8.5 bits for the 11.7B weights outside the routed experts leaves the 1,014.7B
@@ -195,8 +207,8 @@ TEST(CostModelByHand, KimiMixedQuantReadsTheRoutedExpertsAtTheBitsTheDenseWeight
   const engine::CostModel eight(m, engine::Quantization{"8.5", 8.5}, m3_ultra(), p, shard);
   // Only the three routed-expert kernels differ: 8 x 7168 x 2048 weights each, at 3.521 bits against 8.5.
   const double saved = 3 * 8 * 7168 * 2048.0 * (8.5 - 3.5211) / 8 / kBandwidth;
-  EXPECT_NEAR(eight.ffn_s(10, decode_after_100()) - cost.ffn_s(10, decode_after_100()), saved, saved * 1e-4);
-  expect_close(cost.attention_s(10, decode_after_100()), eight.attention_s(10, decode_after_100()));
+  EXPECT_NEAR(eight.ffn(10, decode_after_100()).seconds - cost.ffn(10, decode_after_100()).seconds, saved, saved * 1e-4);
+  expect_close(cost.attention(10, decode_after_100()).seconds, eight.attention(10, decode_after_100()).seconds);
 }
 
 }  // namespace
