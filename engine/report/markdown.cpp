@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/report/bottleneck.hpp"
 #include "engine/report/expectations.hpp"
 #include "engine/report/run_figures.hpp"
 
@@ -125,6 +126,7 @@ std::string render_markdown(const ordered_json& report) {
   row(out, {"uptime (could serve)",
             fmt::format("{} ({} s out of service)", pct(sum.at("uptime")), num(sum.at("out_of_service_s")))});
   row(out, {"request success", pct(sum.at("request_success"))});
+  out += bottleneck_markdown(report.at("bottleneck"), sum.at("itl_s"));
 
   out += "\n## Plan\n\n";
   table(out, {"node", "hardware", "layers", "heads", "kv heads", "experts", "weights GB", "free GB"});

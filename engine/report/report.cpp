@@ -13,6 +13,7 @@
 
 #include "engine/base/build_info.hpp"
 #include "engine/node/invariants.hpp"
+#include "engine/report/bottleneck.hpp"
 #include "engine/report/markdown.hpp"
 #include "engine/report/report_html.hpp"
 #include "engine/report/run_figures.hpp"
@@ -301,6 +302,7 @@ ordered_json build_report(const Scenario& s, const Catalog& catalog, const Plan&
   report["build"] = {{"version", kVersion}, {"git", kGitCommit}};
   report["plan"] = plan_json(plan);
   report["summary"] = summary_json(r);
+  report["bottleneck"] = bottleneck_json(s, r);
   report["nodes"] = nodes_json(s, r);
   report["links"] = links_json(s, catalog, r);
   report["link_cards"] = link_cards_json(s, catalog);

@@ -17,6 +17,13 @@
 //                  per_request_decode_tokens_per_s, ttft_s: {p50, p99, mean},
 //                  itl_s: {p50, p99, mean}, requests: {total, completed, failed, retried},
 //                  output_tokens, simulated_s, uptime, out_of_service_s, request_success}
+//   bottleneck    {decode, prefill}, each null when no such step ran, else {node (the one
+//                  that waited least: it sets the pace), token_s, weight_reads_s, arithmetic_s,
+//                  dispatch_s, collective_latency_s, collective_bandwidth_s, relay_s, waiting_s
+//                  (the seven terms, adding up to token_s), floor_s, tokens, nodes: [{node,
+//                  hardware, the same figures}]}: one median decode token (its token_s is the
+//                  ITL p50) and prefill step, split as engine/report/bottleneck.hpp says;
+//                  `run` adds scaling (sim/studies/scaling.hpp): the model on 1, 2, 4 ... nodes
 //   nodes         [{rank, name, hardware, compute_s, comm_s, idle_s, utilization,
 //                   bytes_sent, messages_sent, error}]
 //   links         [{a, b, link, bytes_a_to_b, bytes_b_to_a, utilization}]

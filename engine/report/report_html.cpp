@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/base/portable_math.hpp"
+#include "engine/report/bottleneck.hpp"
 #include "engine/report/svg.hpp"
 #include "engine/report/timeline_html.hpp"
 
@@ -209,41 +210,96 @@ void histogram(std::string& out, const ordered_json& report, const char* key, co
   });
 }
 
-// Each node's run divided by the output tokens: what a token cost it, by activity.
-void per_token(std::string& out, const ordered_json& report) {
+// Stacked bars of the seven terms (bottleneck.hpp), one per row, with the floor marked.
+void term_bars(std::string& out, const char* id, const std::string& title,
+               const std::vector<std::pair<std::string, const ordered_json*>>& rows) {
   constexpr double kTop = 16, kBarH = 20, kGap = 10;
-  const auto& nodes = report.at("nodes");
-  const double tokens = report.at("summary").at("output_tokens").get<double>();
-  const double bottom = kTop + nodes.size() * (kBarH + kGap);
+  const double bottom = kTop + rows.size() * (kBarH + kGap);
   double longest = 0;
-  for (const auto& n : nodes) longest = std::max(longest, dbl(n, "compute_s") + dbl(n, "comm_s") + dbl(n, "idle_s"));
-  // A quarter more than the longest bar leaves room for its label.
-  const Scale x{0, nice_ceiling(tokens > 0 ? 1.25e3 * longest / tokens : 0), kPlotL, kPlotR};
-  figure(
-      out, "per-token", "Per-token time on each node: compute, communication, waiting (ms per output token)", kPageW,
-      bottom + 44, {{"compute", "compute"}, {"comm", "communication"}, {"idle", "waiting between steps"}}, [&] {
-        if (tokens <= 0) text(out, "empty", (kPlotL + kPlotR) / 2, bottom / 2, "no tokens produced", "middle");
-        for (std::size_t i = 0; i < nodes.size() && tokens > 0; ++i) {
-          const auto& n = nodes[i];
-          const double ms[] = {1e3 * dbl(n, "compute_s") / tokens, 1e3 * dbl(n, "comm_s") / tokens,
-                               1e3 * dbl(n, "idle_s") / tokens};
-          const double y = kTop + i * (kBarH + kGap);
-          put(out,
-              "<g class=\"breakdown\" data-node=\"{}\" data-compute-ms=\"{}\" data-comm-ms=\"{}\" data-wait-ms=\"{}\">",
-              escape_markup(str(n, "name")), num(ms[0]), num(ms[1]), num(ms[2]));
-          text(out, "lane-label", 8, y + kBarH / 2 + 4, str(n, "name"));
-          double at = 0;
-          const char* parts[] = {"compute", "comm", "idle"};
-          for (int p = 0; p < 3; ++p) {
-            rect(out, parts[p], x(at), y, x(at + ms[p]) - x(at), kBarH);
-            at += ms[p];
-          }
-          text(out, "bar-label", x(at) + 6, y + kBarH / 2 + 4,
-               fmt::format("{:.2f} + {:.2f} + {:.2f} = {:.2f} ms", ms[0], ms[1], ms[2], at));
-          out += "</g>";
-        }
-        axis(out, x, Side::kBottom, bottom, "ms per output token");
-      });
+  for (const auto& [label, t] : rows) longest = std::max({longest, dbl(*t, "token_s"), dbl(*t, "floor_s")});
+  // A third more than the longest bar leaves room for its label.
+  const Scale x{0, nice_ceiling(1.35e3 * longest), kPlotL, kPlotR};
+  Legend legend;
+  for (std::size_t k = 0; k < term_names().size(); ++k)
+    legend.emplace_back(fmt::format("term-{}", k), term_names()[k].name);
+  legend.emplace_back("floor-swatch", "floor (dashed): full bandwidth and peak, no dispatch");
+  figure(out, id, title, kPageW, bottom + 44, legend, [&] {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& [label, t] = rows[i];
+      const double y = kTop + i * (kBarH + kGap);
+      put(out, "<g class=\"breakdown\" data-label=\"{}\" data-token-ms=\"{}\" data-floor-ms=\"{}\"",
+          escape_markup(label), num(1e3 * dbl(*t, "token_s")), num(1e3 * dbl(*t, "floor_s")));
+      for (const auto& term : term_names()) {
+        std::string key = term.key;
+        std::replace(key.begin(), key.end(), '_', '-');
+        put(out, " data-{}=\"{}\"", key.substr(0, key.size() - 2) + "-ms", num(1e3 * dbl(*t, term.key)));
+      }
+      out += ">";
+      text(out, "lane-label", 8, y + kBarH / 2 + 4, label);
+      double at = 0;
+      for (std::size_t k = 0; k < term_names().size(); ++k) {
+        const double ms = std::max(0.0, 1e3 * dbl(*t, term_names()[k].key));
+        rect(out, fmt::format("term-{}", k), x(at), y, x(at + ms) - x(at), kBarH);
+        at += ms;
+      }
+      const double floor = x(1e3 * dbl(*t, "floor_s"));
+      put(out, "<line class=\"floor\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>", fixed(floor, 1), fixed(floor, 1),
+          fixed(y - 3, 1), fixed(y + kBarH + 3, 1));
+      text(out, "bar-label", x(at) + 6, y + kBarH / 2 + 4,
+           fmt::format("{:.2f} ms (floor {:.2f})", 1e3 * dbl(*t, "token_s"), 1e3 * dbl(*t, "floor_s")));
+      out += "</g>";
+    }
+    axis(out, x, Side::kBottom, bottom, "ms");
+  });
+}
+
+// Where a decode token's time goes on each node, and what each added node buys.
+void bottleneck(std::string& out, const ordered_json& report) {
+  if (!report.contains("bottleneck")) return;
+  const auto& b = report.at("bottleneck");
+  out += "<section id=\"bottleneck\"><h2>Where a token's time goes</h2>";
+  if (b.at("decode").is_null() && b.at("prefill").is_null()) out += "<p class=\"muted\">No step ran.</p>";
+  for (const char* kind : {"decode", "prefill"}) {
+    const auto& k = b.at(kind);
+    if (k.is_null()) continue;
+    put(out, "<p class=\"{}\">One {} on {}: {}.</p>", kind,
+        std::string(kind) == "decode" ? "decode token" : fmt::format("prefill step ({:.0f} tokens)", dbl(k, "tokens")),
+        escape_markup(str(k, "node")), escape_markup(terms_line(k)));
+  }
+  if (!b.at("decode").is_null()) {
+    std::vector<std::pair<std::string, const ordered_json*>> rows;
+    for (const auto& n : b.at("decode").at("nodes")) rows.emplace_back(str(n, "node"), &n);
+    term_bars(out, "decode-token", "One decode token on each node, by what it waits for (ms)", rows);
+  }
+  out += "<p class=\"muted\">Compute is split by the cost model's roofline terms of the same kernels; communication "
+         "in proportion to what the link card charges the step's messages (latency per message, bytes over "
+         "bandwidth, a detour's second hop); waiting is the rest of the step's interval. Each bar is its node's "
+         "median step, as the ITL p50 is.</p>";
+  if (b.contains("scaling")) {
+    const auto& sc = b.at("scaling");
+    std::vector<std::pair<std::string, const ordered_json*>> rows;
+    std::string limits;
+    for (const auto& p : sc.at("points")) {
+      const int n = p.at("nodes").get<int>();
+      if (str(p, "status") != "simulated") {
+        limits += fmt::format("<li>{} node{}: {}: {}</li>", n, n == 1 ? "" : "s", escape_markup(str(p, "status")),
+                              escape_markup(str(p, "reason")));
+        continue;
+      }
+      rows.emplace_back(fmt::format("{} node{}, {:.1f} tok/s", n, n == 1 ? "" : "s", dbl(p, "decode_tokens_per_s")),
+                        &p.at("decode"));
+      if (p.contains("limit"))
+        limits += fmt::format("<li data-nodes=\"{}\">{} nodes: x{:.2f}, held back by {}</li>", n, n,
+                              dbl(p, "speedup"), escape_markup(held_back(p)));
+    }
+    if (!rows.empty())
+      term_bars(out, "scaling",
+                fmt::format("Scaling: one decode token on 1, 2, 4 ... nodes ({} plan, {})", str(sc, "strategy"),
+                            str(sc, "workload")),
+                rows);
+    put(out, "<ul id=\"scaling-limits\">{}</ul>", limits);
+  }
+  out += "</section>";
 }
 
 // Serving before the first fault and after the recovery, side by side.
@@ -332,7 +388,7 @@ std::string render_html(const ordered_json& report) {
   histogram(out, report, "itl_s", "itl", "Inter-token latency (every gap between two tokens)",
             "inter-token latency (ms)", 1e3);
   out += "</div>";
-  per_token(out, report);
+  bottleneck(out, report);
   events_table(out, report);
   expectations(out, report);
   put(out, "<footer>Drawn by meshinfer from report.json ({}); every figure is {}.</footer></body></html>\n",

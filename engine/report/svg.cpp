@@ -51,6 +51,8 @@ footer{margin-top:18px;font-size:12px;color:var(--muted)}
 .series-2{fill:var(--tokens);stroke:var(--tokens)}.series-3{fill:var(--link);stroke:var(--link)}
 polyline.best{fill:none;stroke-width:2}circle.point{stroke:none}circle.point.chosen{stroke:var(--fg);stroke-width:2}
 line.slo{stroke:var(--fail);stroke-dasharray:6 4;stroke-width:1.5}
+.term-0{fill:#2f6fdb}.term-1{fill:#1a3f8a}.term-2{fill:#8fb3f0}.term-3{fill:#e8912d}.term-4{fill:#f5c58a}
+.term-5{fill:var(--link)}.term-6{fill:var(--idle)}line.floor{stroke:var(--fg);stroke-width:2;stroke-dasharray:3 2}.floor-swatch{fill:var(--fg)}
 )css";
 
 }  // namespace

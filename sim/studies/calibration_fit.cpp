@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "engine/input/workload.hpp"
+#include "engine/report/bottleneck.hpp"
 #include "engine/report/report.hpp"
 #include "sim/isolated.hpp"
 #include "sim/scenario_run.hpp"
@@ -20,30 +21,19 @@ namespace {
 
 using nlohmann::json;
 
-// Per node, one decode token: the mean over the decode steps that have a
-// successor (the first step is the prompt's prefill). Messages outside the
-// steps (rank 0 sending each step's plan) are spread evenly over the steps.
+// Per node, one decode token (report/bottleneck.hpp), its terms summed into
+// compute, communication and waiting.
 json breakdown(const engine::Scenario& s, const engine::RunResult& r) {
   json nodes = json::array();
   for (std::size_t n = 0; n < r.nodes.size(); ++n) {
-    const auto& node = r.nodes[n];
-    const auto& steps = node.steps;
-    if (steps.size() < 3) continue;
-    double outside_comm = node.traffic.comm_s - node.traffic.wait_s;
-    for (const auto& st : steps) outside_comm -= st.comm_s - st.wait_s;
-    double token = 0, compute = 0, comm = 0;
-    const std::size_t count = steps.size() - 2;
-    for (std::size_t k = 1; k + 1 < steps.size(); ++k) {
-      token += steps[k + 1].start_s - steps[k].start_s;
-      compute += steps[k].compute_s;
-      comm += steps[k].comm_s - steps[k].wait_s + outside_comm / steps.size();
-    }
+    const auto t = engine::node_terms(r.nodes[n], engine::StepKind::kDecode);
+    if (!t) continue;
     nodes.push_back({{"node", s.nodes[n].name},
                      {"hardware", s.nodes[n].hardware},
-                     {"token_s", token / count},
-                     {"compute_s", compute / count},
-                     {"comm_s", comm / count},
-                     {"wait_s", std::max(0.0, token - compute - comm) / count}});  // not below 0 by rounding
+                     {"token_s", t->token_s},
+                     {"compute_s", t->compute_s()},
+                     {"comm_s", t->comm_s()},
+                     {"wait_s", t->waiting_s}});
   }
   return nodes;
 }

@@ -12,10 +12,10 @@
 
 namespace sim {
 
-// One decode token on one node, averaged over a row's decode steps.
+// One decode token on one node: a row's median (engine/report/bottleneck.hpp).
 struct TokenBreakdown {
   std::string node, hardware;
-  double token_s = 0;    // from the start of one step to the start of the next
+  double token_s = 0;    // from the previous step's end to this one's
   double compute_s = 0;  // the node's own ops
   double comm_s = 0;     // in send/recv while a message was under way
   double wait_s = 0;     // blocked on a peer that had not sent yet, or between steps

@@ -163,7 +163,7 @@ void expect_charts(const std::string& dom, const json& scenario, const ordered_j
   for (const auto& r : report["requests"]) gaps += std::max(0, r["tokens"].get<int>() - 1);
   EXPECT_EQ(attribute_sum(figure(dom, "ttft"), "<rect class=\"bin\"", "data-count"), completed);
   EXPECT_EQ(attribute_sum(figure(dom, "itl"), "<rect class=\"bin\"", "data-count"), gaps);
-  EXPECT_EQ(count(figure(dom, "per-token"), "<g class=\"breakdown\""), static_cast<int>(names.size()));
+  EXPECT_EQ(count(figure(dom, "decode-token"), "<g class=\"breakdown\""), static_cast<int>(names.size()));
 
   std::vector<std::string> passes;
   for (const auto& e : report["expectations"]) passes.push_back(e["pass"].get<bool>() ? "true" : "false");

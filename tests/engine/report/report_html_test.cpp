@@ -35,6 +35,28 @@ ordered_json report() {
                 "ttft_s": {"p50": 0.3, "p99": 0.5, "mean": 0.4}, "itl_s": {"p50": 0.1, "p99": 0.2, "mean": 0.15},
                 "requests": {"total": 2, "completed": 1, "failed": 1}, "output_tokens": 6, "simulated_s": 2,
                 "uptime": 0.25, "out_of_service_s": 1.5, "request_success": 0.5},
+    "bottleneck": {
+      "decode": {"node": "a", "token_s": 0.1, "weight_reads_s": 0.05, "arithmetic_s": 0, "dispatch_s": 0.02,
+                 "collective_latency_s": 0.01, "collective_bandwidth_s": 0.005, "relay_s": 0.005, "waiting_s": 0.01,
+                 "floor_s": 0.04, "tokens": 1, "nodes": [
+        {"node": "a", "hardware": "m3-ultra-512gb", "token_s": 0.1, "weight_reads_s": 0.05, "arithmetic_s": 0,
+         "dispatch_s": 0.02, "collective_latency_s": 0.01, "collective_bandwidth_s": 0.005, "relay_s": 0.005,
+         "waiting_s": 0.01, "floor_s": 0.04, "tokens": 1},
+        {"node": "b", "hardware": "m3-ultra-512gb", "token_s": 0.1, "weight_reads_s": 0.05, "arithmetic_s": 0,
+         "dispatch_s": 0.02, "collective_latency_s": 0.01, "collective_bandwidth_s": 0.005, "relay_s": 0,
+         "waiting_s": 0.015, "floor_s": 0.04, "tokens": 1}]},
+      "prefill": null,
+      "scaling": {"workload": "1 request of 10 prompt + 16 output tokens", "strategy": "tensor", "points": [
+        {"nodes": 1, "hardware": ["m3-ultra-512gb"], "status": "dropped", "reason": "too big"},
+        {"nodes": 2, "hardware": ["m3-ultra-512gb", "m3-ultra-512gb"], "status": "simulated",
+         "decode_tokens_per_s": 5, "decode": {"node": "a", "token_s": 0.2, "weight_reads_s": 0.1, "arithmetic_s": 0,
+         "dispatch_s": 0.02, "collective_latency_s": 0.01, "collective_bandwidth_s": 0.01, "relay_s": 0,
+         "waiting_s": 0.06, "floor_s": 0.08, "tokens": 1}},
+        {"nodes": 3, "hardware": ["m3-ultra-512gb", "m3-ultra-512gb", "m3-ultra-256gb"], "status": "simulated",
+         "decode_tokens_per_s": 10, "speedup": 2, "limit": {"term": "dispatch_s", "name": "dispatch", "excess_s": 0.004},
+         "decode": {"node": "a", "token_s": 0.1, "weight_reads_s": 0.05, "arithmetic_s": 0, "dispatch_s": 0.02,
+         "collective_latency_s": 0.01, "collective_bandwidth_s": 0.005, "relay_s": 0.005, "waiting_s": 0.01,
+         "floor_s": 0.04, "tokens": 1}}]}},
     "nodes": [
       {"rank": 0, "name": "a", "hardware": "m3-ultra-512gb", "compute_s": 1, "comm_s": 0.5, "idle_s": 0.5, "utilization": 0.5, "error": ""},
       {"rank": 1, "name": "b", "hardware": "m3-ultra-512gb", "compute_s": 1, "comm_s": 0.5, "idle_s": 0.5, "utilization": 0.5, "error": ""},
@@ -150,8 +172,18 @@ TEST(ReportHtml, RequestsThroughputAndHistogramsCarryTheirData) {
             (std::vector<std::string>{"2", "2"}));
   EXPECT_EQ(attribute_values(figure(html, "itl"), "<line class=\"percentile\"", "data-value"),
             (std::vector<std::string>{"100", "200"}));  // in ms
-  EXPECT_EQ(attribute_values(figure(html, "per-token"), "<g class=\"breakdown\"", "data-compute-ms"),
-            (std::vector<std::string>{"166.66666666666666", "166.66666666666666", "83.33333333333333"}));
+}
+
+TEST(ReportHtml, ADecodeTokenIsDrawnByItsTermsAndTheScalingViewSaysWhatStopsIt) {
+  const std::string html = render_html(report());
+  const std::string decode = figure(html, "decode-token");
+  EXPECT_EQ(attribute_values(decode, "<g class=\"breakdown\"", "data-label"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(attribute_values(decode, "<g class=\"breakdown\"", "data-relay-ms"), (std::vector<std::string>{"5", "0"}));
+  EXPECT_EQ(count(decode, "<line class=\"floor\""), 2);
+  EXPECT_EQ(attribute_values(figure(html, "scaling"), "<g class=\"breakdown\"", "data-token-ms"),
+            (std::vector<std::string>{"200", "100"}));  // the dropped count draws no bar
+  EXPECT_THAT(html, HasSubstr("1 node: dropped: too big"));
+  EXPECT_THAT(html, HasSubstr("3 nodes: x2.00, held back by dispatch (+4.00 ms past perfect scaling)"));
 }
 
 TEST(ReportHtml, ExpectationRowsPassAndFail) {
@@ -191,11 +223,12 @@ TEST(ReportHtml, EmptyRunDrawsWithoutNaN) {
   rep["distributions"] = ordered_json::parse(
       R"({"ttft_s": {"start": 0, "width": 0, "counts": []}, "itl_s": {"start": 0, "width": 0, "counts": []}})");
   rep["summary"]["output_tokens"] = 0;
+  rep["bottleneck"] = ordered_json::parse(R"({"decode": null, "prefill": null})");
   const std::string html = render_html(rep);
   EXPECT_THAT(html, Not(HasSubstr("nan")));
   EXPECT_THAT(html, Not(HasSubstr("inf\"")));
   EXPECT_THAT(html, HasSubstr("no values in this run"));
-  EXPECT_THAT(html, HasSubstr("no tokens produced"));
+  EXPECT_THAT(html, HasSubstr("No step ran"));
 }
 
 }  // namespace

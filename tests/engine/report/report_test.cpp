@@ -101,7 +101,7 @@ TEST(Report, TopLevelKeysInAFixedOrder) {
   const auto rep = report();
   std::vector<std::string> keys;
   for (const auto& [k, _] : rep.items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"schema", "scenario", "build", "plan", "summary", "nodes", "links",
+  EXPECT_EQ(keys, (std::vector<std::string>{"schema", "scenario", "build", "plan", "summary", "bottleneck", "nodes", "links",
                                             "link_cards", "requests", "timeline", "distributions", "events", "phases",
                                             "placements",
                                             "faults", "invariants", "expectations"}));
