@@ -65,6 +65,10 @@ RunSession open_session(const std::string& scenario_file, const std::vector<std:
 }
 
 engine::Plan plan_for(const RunSession& s, std::optional<engine::Strategy> chosen) {
+  if (s.scenario.parallelism && chosen && *chosen != *s.scenario.parallelism)
+    throw engine::InputError(s.scenario.file, "/parallelism",
+                             fmt::format("the scenario says {}, but this rank was told to run {}",
+                                         engine::to_string(*s.scenario.parallelism), engine::to_string(*chosen)));
   if (s.scenario.parallelism) chosen = s.scenario.parallelism;
   if (!chosen)
     throw engine::InputError(s.scenario.file, "/parallelism",

@@ -31,7 +31,7 @@ RunSession open_session(const std::string& scenario_file, const std::vector<std:
 
 // The plan of a scenario that names its parallelism, or of `chosen` (what the
 // simulator chose for "auto" and handed on). Throws InputError when neither
-// says, PlanError when the plan cannot work.
+// says or they disagree, PlanError when the plan cannot work.
 engine::Plan plan_for(const RunSession& s, std::optional<engine::Strategy> chosen);
 
 // Writes the reports of `l.plan` into `out_dir` (default reports/out/<scenario name>),

@@ -34,6 +34,12 @@ TEST(RankProgram, AnAutoScenarioNeedsTheParallelismTheLaunchChose) {
   EXPECT_NE(alone.output.find("/parallelism"), std::string::npos) << alone.output;
   EXPECT_NE(alone.output.find("launch does"), std::string::npos) << alone.output;
 
+  s["parallelism"] = "tensor";  // a rank told otherwise than its scenario refuses
+  const auto told = testsupport::run_shell(kRankProgram + " --rank 1 --cluster " + cluster + " " +
+                                           testsupport::write_json(dir, "tensor", s) + " --parallelism pipeline 2>&1");
+  EXPECT_EQ(told.exit_code, 2) << told.output;
+  EXPECT_NE(told.output.find("says tensor, but this rank was told to run pipeline"), std::string::npos) << told.output;
+
   const auto launched = testsupport::run_cli("launch --local 2 " + scenario + " --out " + dir + "/out --timeout 60");
   EXPECT_EQ(launched.exit_code, 0) << launched.output;
   EXPECT_NE(launched.output.find("launch: outcome"), std::string::npos) << launched.output;
