@@ -101,7 +101,7 @@ TEST(Plan, TheFirstLineIsTheAnswerAndWhyTheNextCheaperFails) {
   EXPECT_EQ(r.output.rfind("verdict: the cheapest meeting the SLO: #", 0), 0u) << r.output;
   const std::string first_line = r.output.substr(0, r.output.find('\n'));
   EXPECT_NE(first_line.find("; the next cheaper, #"), std::string::npos) << first_line;
-  EXPECT_NE(first_line.find("misses the SLO: TTFT p99 0.923 s > 0.900 s"), std::string::npos) << first_line;
+  EXPECT_NE(first_line.find("misses the SLO: TTFT p99 0.940 s > 0.900 s"), std::string::npos) << first_line;
   EXPECT_EQ(read_file(slo + "/plan.md").find("# Capacity plan: qwen3-235b-a22b 8bit\n\n**Verdict:** the cheapest"), 0u);
 
   const auto dropped = run_cli("plan --model qwen3-235b-a22b --quant 8bit --hardware m3-ultra-256gb --max-nodes 2 "
