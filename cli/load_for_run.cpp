@@ -16,7 +16,7 @@ session::RunSession load_for_run(const std::string& scenario_file, const std::ve
   if (print_plan) {
     for (const auto& c : choice.candidates)
       fmt::print("  auto: {:<14} {}\n", engine::to_string(c.strategy),
-                 c.refusal.empty() ? fmt::format("probe {:.3f} s", c.probe_s) : c.refusal);
+                 c.refusal.empty() ? fmt::format("trial {:.3f} s", c.trial_s) : c.refusal);
     fmt::print("{}", l.plan.describe());
   }
   return l;

@@ -1,5 +1,5 @@
 // A scenario opened for `run` or a launch, with its plan chosen once: the
-// scenario's parallelism, or for "auto" the one the simulator's probes pick
+// scenario's parallelism, or for "auto" the one the simulator's trials pick
 // (a launch hands it to its ranks, which link no simulator).
 #pragma once
 

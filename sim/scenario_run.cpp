@@ -52,7 +52,7 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
 namespace {
 
 // A slice of the workload long enough to show both prefill and decode speed.
-std::vector<engine::Request> probe_requests(const engine::Scenario& s) {
+std::vector<engine::Request> trial_requests(const engine::Scenario& s) {
   auto requests = engine::make_requests(s.workload, s.seed);
   const int keep =
       std::min<int>(requests.size(), std::max(1, s.workload.arrival == "closed" ? s.workload.concurrency : 1));
@@ -68,7 +68,7 @@ std::vector<engine::Request> probe_requests(const engine::Scenario& s) {
 
 PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog, const engine::StackCard& profile) {
   if (s.parallelism) return {engine::make_plan(s, catalog, *s.parallelism), {}};
-  // The probes time each strategy; a fault only real processes carry out is left out of them.
+  // The trials time each strategy; a fault only real processes carry out is left out of them.
   engine::Scenario timed = s;
   std::erase_if(timed.faults, [](const engine::FaultSpec& f) { return !simulated(f.kind); });
   PlanChoice choice;
@@ -78,17 +78,17 @@ PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog
     PlanCandidate c{strategy, "", 0};
     try {
       const engine::Plan plan = engine::make_plan(s, catalog, strategy);
-      const IsolatedResult probe = run_isolated([&] {
-        const auto r = simulate(timed, catalog, plan, profile, probe_requests(s));
+      const IsolatedResult trial = run_isolated([&] {
+        const auto r = simulate(timed, catalog, plan, profile, trial_requests(s));
         for (const auto& rec : r.requests)
           if (!rec.error.empty()) throw std::runtime_error(rec.error);
         return fmt::format("{:.17g}", r.end_s);
       });
-      if (!probe.ok) throw engine::PlanError("probe run failed: " + probe.output);
-      c.probe_s = std::stod(probe.output);
-      if (choice.plan.shards.empty() || c.probe_s < best) {
+      if (!trial.ok) throw engine::PlanError("trial run failed: " + trial.output);
+      c.trial_s = std::stod(trial.output);
+      if (choice.plan.shards.empty() || c.trial_s < best) {
         choice.plan = plan;
-        best = c.probe_s;
+        best = c.trial_s;
       }
     } catch (const engine::PlanError& e) {
       c.refusal = e.what();

@@ -21,7 +21,7 @@ engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& cat
 struct PlanCandidate {
   engine::Strategy strategy;
   std::string refusal;  // why it cannot work; empty when valid
-  double probe_s = 0;   // simulated time of the probe workload
+  double trial_s = 0;   // simulated time of the trial workload
 };
 
 struct PlanChoice {
@@ -30,7 +30,7 @@ struct PlanChoice {
 };
 
 // The scenario's parallelism, or for "auto" the valid strategy whose short
-// probe simulation (a slice of the workload, each in a child process) ends
+// trial simulation (a slice of the workload, each in a child process) ends
 // first. Throws engine::PlanError when nothing can work, with every reason.
 PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog, const engine::StackCard& profile);
 

@@ -60,14 +60,14 @@ std::vector<std::byte> CablePath::trade(int tag, std::vector<std::byte> mine) {
 // verdict (the sender's first); otherwise the receiver's view of the frame.
 Delivery CablePath::send(std::size_t bytes, ibv_mtu a_mtu, ibv_mtu b_mtu, ibv_wr_opcode op) {
   const bool sender = side_.rank() == 0;
-  probe::Qp q(local_, IBV_QPT_UC);
+  rule_kit::Qp q(local_, IBV_QPT_UC);
   std::optional<Delivery> mine;
   if (!local_.mr)
     mine = not_connected("this end's memory cannot be registered");
   else if (!q.qp)
-    mine = not_connected("no UC queue pair: " + probe::errno_text(q.error));
-  else if (const int e = probe::to_init(q, port_))
-    mine = not_connected("INIT refused: " + probe::errno_text(e));
+    mine = not_connected("no UC queue pair: " + rule_kit::errno_text(q.error));
+  else if (const int e = rule_kit::to_init(q, port_))
+    mine = not_connected("INIT refused: " + rule_kit::errno_text(e));
 
   std::vector<std::byte> wire;
   if (!mine) {
@@ -89,8 +89,8 @@ Delivery CablePath::send(std::size_t bytes, ibv_mtu a_mtu, ibv_mtu b_mtu, ibv_wr
       const VerbsEndpoint e = parse_endpoint(std::span(theirs).first(kEndpointWireBytes));
       std::memcpy(&remote_addr, theirs.data() + kEndpointWireBytes, 8);
       std::memcpy(&rkey, theirs.data() + kEndpointWireBytes + 8, 4);
-      if (probe::to_rtr(q, e.qpn, e.gid, port_, sender ? a_mtu : b_mtu) || probe::to_rts(q))
-        mine = not_connected(probe::errno_text(errno));
+      if (rule_kit::to_rtr(q, e.qpn, e.gid, port_, sender ? a_mtu : b_mtu) || rule_kit::to_rts(q))
+        mine = not_connected(rule_kit::errno_text(errno));
     } catch (const std::runtime_error& e) {
       mine = not_connected(std::string("the other end's endpoint: ") + e.what());
     }
@@ -99,10 +99,10 @@ Delivery CablePath::send(std::size_t bytes, ibv_mtu a_mtu, ibv_mtu b_mtu, ibv_wr
   if (sender) {
     const std::vector<std::byte> ready = trade(kReady, {});
     if (!mine && !ready.empty() && ready[0] == std::byte{1}) {
-      for (std::size_t i = 0; i < bytes; ++i) local_.buf[i] = probe::pattern(i);
-      if (const int e = probe::post_frame(q, bytes, op, remote_addr, rkey)) {
-        mine = Delivery{false, "refused by ibv_post_send: " + probe::errno_text(e)};
-      } else if (const auto sent = probe::completion(q, wait_s_); sent && sent->status != IBV_WC_SUCCESS) {
+      for (std::size_t i = 0; i < bytes; ++i) local_.buf[i] = rule_kit::pattern(i);
+      if (const int e = rule_kit::post_frame(q, bytes, op, remote_addr, rkey)) {
+        mine = Delivery{false, "refused by ibv_post_send: " + rule_kit::errno_text(e)};
+      } else if (const auto sent = rule_kit::completion(q, wait_s_); sent && sent->status != IBV_WC_SUCCESS) {
         mine = Delivery{false, std::string("send completion ") + ibv_wc_status_str(sent->status)};
       }
     }
@@ -113,13 +113,13 @@ Delivery CablePath::send(std::size_t bytes, ibv_mtu a_mtu, ibv_mtu b_mtu, ibv_wr
   bool posted = false;
   if (!mine) {
     std::fill_n(local_.buf.begin(), bytes, std::byte{0});
-    if (probe::post_recv(q, bytes) != 0)
-      mine = Delivery{false, "ibv_post_recv in RTS failed: " + probe::errno_text(errno)};
+    if (rule_kit::post_recv(q, bytes) != 0)
+      mine = Delivery{false, "ibv_post_recv in RTS failed: " + rule_kit::errno_text(errno)};
     else
       posted = true;
   }
   trade(kReady, {static_cast<std::byte>(posted ? 1 : 0)});
-  const Delivery view = mine ? *mine : probe::landed(q, bytes, op, wait_s_);
+  const Delivery view = mine ? *mine : rule_kit::landed(q, bytes, op, wait_s_);
   const std::optional<Delivery> senders = decode(trade(kView, encode(view)));
   if (!lost_.empty()) return {false, lost_};
   return senders ? *senders : view;

@@ -12,7 +12,7 @@
 #include "engine/base/runtime.hpp"
 #include "hw/verbs/port_choice.hpp"
 #include "hw/verbs/rdma_rules.hpp"
-#include "hw/verbs/rule_probe.hpp"
+#include "hw/verbs/rule_kit.hpp"
 
 namespace hw {
 
@@ -32,7 +32,7 @@ class CablePath : public FramePath {
   // it; empty once it is silent (lost_ says why).
   std::vector<std::byte> trade(int tag, std::vector<std::byte> mine);
 
-  probe::Side local_;
+  rule_kit::Side local_;
   PortChoice port_;
   engine::Runtime& side_;
   double wait_s_;

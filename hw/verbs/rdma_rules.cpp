@@ -15,16 +15,16 @@
 #include <vector>
 
 #include "hw/verbs/port_choice.hpp"
-#include "hw/verbs/rule_probe.hpp"
+#include "hw/verbs/rule_kit.hpp"
 #include "hw/verbs/verbs_endpoint.hpp"
 
 namespace hw {
 
 namespace {
 
-using probe::errno_text;
-using probe::Qp;
-using probe::Side;
+using rule_kit::errno_text;
+using rule_kit::Qp;
+using rule_kit::Side;
 
 constexpr std::size_t kFrameSizes[] = {4096, 8192, 65536, 524288, 1048576};
 constexpr std::size_t kMacos263Frame = 524288;
@@ -85,20 +85,20 @@ class Loopback : public FramePath {
   Delivery send(std::size_t bytes, ibv_mtu a_mtu, ibv_mtu b_mtu, ibv_wr_opcode op) override {
     Qp qa(a_, IBV_QPT_UC), qb(b_, IBV_QPT_UC);
     if (!qa.qp || !qb.qp) return {false, "no UC queue pair: " + errno_text(qa.qp ? qb.error : qa.error)};
-    if (probe::to_init(qa, port_) || probe::to_init(qb, port_) ||
-        probe::to_rtr(qa, qb.qp->qp_num, port_.gid, port_, a_mtu) ||
-        probe::to_rtr(qb, qa.qp->qp_num, port_.gid, port_, b_mtu) || probe::to_rts(qa) || probe::to_rts(qb))
+    if (rule_kit::to_init(qa, port_) || rule_kit::to_init(qb, port_) ||
+        rule_kit::to_rtr(qa, qb.qp->qp_num, port_.gid, port_, a_mtu) ||
+        rule_kit::to_rtr(qb, qa.qp->qp_num, port_.gid, port_, b_mtu) || rule_kit::to_rts(qa) || rule_kit::to_rts(qb))
       return {false, "the loopback pair does not connect: " + errno_text(errno)};
     std::memset(b_.buf.data(), 0, bytes);
-    for (std::size_t i = 0; i < bytes; ++i) a_.buf[i] = probe::pattern(i);
-    if (probe::post_recv(qb, bytes) != 0) return {false, "ibv_post_recv in RTS failed: " + errno_text(errno)};
-    if (const int e = probe::post_frame(qa, bytes, op, reinterpret_cast<std::uintptr_t>(b_.buf.data()), b_.mr->rkey);
+    for (std::size_t i = 0; i < bytes; ++i) a_.buf[i] = rule_kit::pattern(i);
+    if (rule_kit::post_recv(qb, bytes) != 0) return {false, "ibv_post_recv in RTS failed: " + errno_text(errno)};
+    if (const int e = rule_kit::post_frame(qa, bytes, op, reinterpret_cast<std::uintptr_t>(b_.buf.data()), b_.mr->rkey);
         e != 0)
       return {false, "refused by ibv_post_send: " + errno_text(e)};
-    const auto sent = probe::completion(qa, wait_s_);
+    const auto sent = rule_kit::completion(qa, wait_s_);
     if (sent && sent->status != IBV_WC_SUCCESS)
       return {false, fmt::format("send completion {}", ibv_wc_status_str(sent->status))};
-    return probe::landed(qb, bytes, op, wait_s_);
+    return rule_kit::landed(qb, bytes, op, wait_s_);
   }
 
   Side& a() { return a_; }
@@ -160,18 +160,18 @@ RuleResult local_write_rule(VerbsApi& api, Side& side) {
 RuleResult recv_before_rts_rule(Loopback& pair, const PortChoice& port) {
   RuleResult r = result_of(kRecvBeforeRts);
   Qp qa(pair.a(), IBV_QPT_UC), qb(pair.b(), IBV_QPT_UC);
-  if (!qa.qp || !qb.qp || probe::to_init(qa, port) || probe::to_init(qb, port)) {
+  if (!qa.qp || !qb.qp || rule_kit::to_init(qa, port) || rule_kit::to_init(qb, port)) {
     r.observed = "the queue pairs do not reach INIT";
     r.verdict = Verdict::kNotObserved;
     return r;
   }
   auto attempt = [&] {
-    return probe::post_recv(qa, 4096) == 0 ? std::string("accepted") : "refused: " + errno_text(errno);
+    return rule_kit::post_recv(qa, 4096) == 0 ? std::string("accepted") : "refused: " + errno_text(errno);
   };
   const std::string init = attempt();
   const std::string rtr =
-      probe::to_rtr(qa, qb.qp->qp_num, port.gid, port, port.active_mtu) == 0 ? attempt() : "not reached";
-  const std::string rts = probe::to_rts(qa) == 0 ? attempt() : "not reached";
+      rule_kit::to_rtr(qa, qb.qp->qp_num, port.gid, port, port.active_mtu) == 0 ? attempt() : "not reached";
+  const std::string rts = rule_kit::to_rts(qa) == 0 ? attempt() : "not reached";
   r.observed = fmt::format("INIT {}; RTR {}; RTS {}", init, rtr, rts);
   if (init.starts_with("refused") && rtr.starts_with("refused") && rts == "accepted")
     r.verdict = Verdict::kAsDocumented;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/verbs/rule_probe.hpp"
+#include "hw/verbs/rule_kit.hpp"
 #include "hw/verbs/verbs_api.hpp"
 
 namespace hw {

@@ -1,4 +1,4 @@
-// What rdma-check's rules probe with: one end's context, protection domain and
+// The kit rdma-check's rules test a stack with: one end's context, protection domain and
 // registered buffer, a UC queue pair walked to RTS, and a receive or a send on
 // it. Shared by the loopback pair (hw/verbs/rdma_rules.cpp) and the cable
 // between two hosts (hw/verbs/cable_path.cpp).
@@ -26,12 +26,12 @@ struct Delivery {
 
 }  // namespace hw
 
-namespace hw::probe {
+namespace hw::rule_kit {
 
 // "errno N (text)".
 std::string errno_text(int e);
 
-// One end: its own context, PD and registered buffer (1 MiB, the largest frame probed).
+// One end: its own context, PD and registered buffer (1 MiB, the largest frame tried).
 struct Side {
   Side(VerbsApi& a, const std::string& device);
   ~Side();
@@ -69,7 +69,7 @@ int post_recv(Qp& q, std::size_t bytes);
 // The first completion on q's CQ within wait_s.
 std::optional<ibv_wc> completion(Qp& q, double wait_s);
 
-// The byte a probe's frame holds at offset i, so the receiver can tell whole from altered.
+// The byte a test frame holds at offset i, so the receiver can tell whole from altered.
 inline std::byte pattern(std::size_t i) { return static_cast<std::byte>(i * 7 + 1); }
 
 // Posts the first `bytes` of q's side's buffer as `op` (an RDMA WRITE goes to
@@ -79,4 +79,4 @@ int post_frame(Qp& q, std::size_t bytes, ibv_wr_opcode op, std::uintptr_t remote
 // a SEND's receive completion and the bytes it holds, an RDMA WRITE's bytes.
 Delivery landed(Qp& receiver, std::size_t bytes, ibv_wr_opcode op, double wait_s);
 
-}  // namespace hw::probe
+}  // namespace hw::rule_kit

@@ -1,4 +1,4 @@
-#include "hw/verbs/rule_probe.hpp"
+#include "hw/verbs/rule_kit.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <thread>
 
-namespace hw::probe {
+namespace hw::rule_kit {
 
 namespace {
 // The transport's access, plus REMOTE_WRITE so a refused RDMA WRITE is the stack's rule, not the key's.
@@ -128,4 +128,4 @@ Delivery landed(Qp& receiver, std::size_t bytes, ibv_wr_opcode op, double wait_s
   return {intact, intact ? "crossed" : "arrived altered"};
 }
 
-}  // namespace hw::probe
+}  // namespace hw::rule_kit
