@@ -1,16 +1,19 @@
 // meshinfer run: simulate a scenario, write its reports, check its expectations.
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
 
 #include "cli/commands.hpp"
-#include "cli/progress_line.hpp"
 #include "cli/load_for_run.hpp"
+#include "cli/progress_line.hpp"
 #include "engine/input/scenario_file.hpp"
 #include "engine/input/workload.hpp"
 #include "sim/scenario_run.hpp"
+#include "sim/studies/scaling.hpp"
 
 namespace cli {
 
@@ -31,13 +34,18 @@ struct RunOptions {
   std::optional<unsigned long long> seed;
   std::string out, junit;
   bool quiet = false;
+  bool no_scaling = false;
   std::vector<std::string> cards;
   std::optional<engine::SimulationLevel> level;
   WorkloadFlags workload;
 };
 
 int run(const RunOptions& o) {
-  const session::RunSession l = load_for_run(o.scenario, o.cards, o.seed, true, o.level, o.workload);
+  session::RunSession l = load_for_run(o.scenario, o.cards, o.seed, true, o.level, o.workload);
+  // Before the run: each node count simulates in a child, and a child forked after a simulation inherits it.
+  if (!o.no_scaling)
+    l.scaling = sim::scaling_view(l.scenario, l.plan.strategy, l.catalog,
+                                  static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))));
   const auto result =
       sim::simulate(l.scenario, l.catalog, l.plan, l.profile,
                     engine::make_requests(l.scenario.workload, l.scenario.seed), progress_line(o.quiet));
@@ -54,6 +62,8 @@ void add_run_command(CLI::App& app, int& status) {
   cmd->add_option("--out", options->out, "report directory (default reports/out/<scenario name>)");
   cmd->add_option("--junit", options->junit, "also write the expectations and invariants as JUnit XML here");
   cmd->add_flag("--quiet", options->quiet, "no progress line");
+  cmd->add_flag("--no-scaling", options->no_scaling,
+                "leave out the scaling view (the model on 1, 2, 4 ... of the nodes, each simulated briefly)");
   add_level_option(cmd, options->level);
   options->workload.add_to(cmd);
   cmd->add_option("--card", options->cards,

@@ -6,6 +6,7 @@
 
 #include "engine/base/error.hpp"
 #include "engine/input/scenario_file.hpp"
+#include "engine/report/bottleneck.hpp"
 #include "engine/report/expectations.hpp"
 #include "engine/report/junit.hpp"
 #include "engine/report/report.hpp"
@@ -54,7 +55,7 @@ std::string outcome(const nlohmann::ordered_json& report, int status) {
 
 RunSession open_session(const std::string& scenario_file, const std::vector<std::string>& card_files,
                         std::optional<unsigned long long> seed, std::optional<engine::SimulationLevel> level) {
-  RunSession l{engine::Catalog::builtin(), {}, {}, {}};
+  RunSession l{engine::Catalog::builtin(), {}, {}, {}, {}};
   for (const auto& card : card_files) l.catalog.add_card_file(card);
   l.scenario = engine::load_scenario(scenario_file, l.catalog);
   if (seed) l.scenario.seed = *seed;
@@ -84,6 +85,7 @@ int report_run(const RunSession& l, const engine::RunResult& result, const std::
   auto report = engine::build_report(s, l.catalog, l.plan, l.profile.name, result, s.seed);
   report["clock"] = clock;  // the renderers say "simulated time" or "elapsed time (real processes)"
   if (real) report["transport"] = transport;
+  if (!l.scaling.is_null()) report["bottleneck"]["scaling"] = l.scaling;
   const auto checks = engine::check_expectations(s, report);
   const std::string dir = out_dir.empty() ? "reports/out/" + s.name : out_dir;
   engine::write_reports(dir, report, engine::render_trace(s, l.plan, result));
@@ -100,6 +102,9 @@ int report_run(const RunSession& l, const engine::RunResult& result, const std::
       sum["ttft_s"]["p50"].get<double>(), sum["ttft_s"]["p99"].get<double>(), 1e3 * sum["itl_s"]["p50"].get<double>(),
       sum["requests"]["completed"].get<int>(), sum["requests"]["failed"].get<int>(), clock,
       sum["simulated_s"].get<double>());
+  if (const auto& decode = report["bottleneck"]["decode"]; !decode.is_null())
+    fmt::print("one decode token on {}: {}\n", decode["node"].get<std::string>(), engine::terms_line(decode));
+  if (!l.scaling.is_null()) fmt::print("{}", engine::scaling_text(l.scaling));
   fmt::print("reports: {0}/report.json {0}/report.md {0}/report.html {0}/trace.json{1}\n", dir,
              junit_file.empty() ? "" : " " + junit_file);
   int status = 0;

@@ -4,6 +4,7 @@
 // simulator chooses an "auto" plan (sim::choose_plan), a real rank is told it.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@ struct RunSession {
   engine::Scenario scenario;
   engine::StackCard profile;
   engine::Plan plan;  // empty until chosen
+  // The scaling view the reports carry as bottleneck.scaling (sim/studies/scaling.hpp); null: none.
+  nlohmann::ordered_json scaling;
 };
 
 // Loads `scenario_file` against the builtin catalog and `card_files`; `seed`

@@ -38,7 +38,6 @@ std::vector<std::string> term_cells(const ordered_json& terms) {
   return cells;
 }
 
-
 std::string count_list(const ordered_json& scaling) {
   std::string out;
   for (const auto& p : scaling["points"]) out += (out.empty() ? "" : ", ") + std::to_string(p["nodes"].get<int>());
@@ -167,8 +166,7 @@ std::optional<TokenTerms> node_terms(const NodeResult& node, StepKind kind) {
 }
 
 ordered_json bottleneck_json(const Scenario& s, const RunResult& r) {
-  return {{"decode", kind_json(s, r, StepKind::kDecode)},
-          {"prefill", kind_json(s, r, StepKind::kPrefill)}};
+  return {{"decode", kind_json(s, r, StepKind::kDecode)}, {"prefill", kind_json(s, r, StepKind::kPrefill)}};
 }
 
 std::string terms_line(const ordered_json& terms) {
@@ -198,9 +196,9 @@ std::string bottleneck_markdown(const ordered_json& b, const ordered_json& itl) 
   std::string out = "\n## Where a token's time goes\n\n";
   if (decode.is_null() && prefill.is_null()) return out + "No step ran.\n";
   if (!decode.is_null())
-    out += fmt::format(
-        "One decode token on {} (the node that waited least, so sets the pace; ITL p50 {:.2f} ms): {}.\n",
-        decode["node"].get<std::string>(), kMs * itl["p50"].get<double>(), terms_line(decode));
+    out +=
+        fmt::format("One decode token on {} (the node that waited least, so sets the pace; ITL p50 {:.2f} ms): {}.\n",
+                    decode["node"].get<std::string>(), kMs * itl["p50"].get<double>(), terms_line(decode));
   if (!prefill.is_null())
     out += fmt::format("{}One prefill step ({:.0f} tokens) on {}: {}.\n", decode.is_null() ? "" : "\n",
                        prefill["tokens"].get<double>(), prefill["node"].get<std::string>(), terms_line(prefill));
@@ -220,8 +218,10 @@ std::string bottleneck_markdown(const ordered_json& b, const ordered_json& itl) 
       "stack's cost per kernel). Communication, the time inside send and receive while a message was under way, is "
       "split in proportion to what the link card charges the step's messages: latency and per-message overheads per "
       "message, bytes over bandwidth, and a detour's second hop. Waiting is the rest: blocked on a peer that had not "
-      "sent yet, or between steps (in a pipeline, the other stages' turn). The floor is the same kernels at the card's full memory bandwidth or peak "
-      "FLOP/s, whichever binds, with no dispatch. Each row is its node's median step: for decode, the one whose interval (the previous step's end to its end) is the median, as the ITL p50 is.\n";
+      "sent yet, or between steps (in a pipeline, the other stages' turn). The floor is the same kernels at the card's "
+      "full memory bandwidth or peak "
+      "FLOP/s, whichever binds, with no dispatch. Each row is its node's median step: for decode, the one whose "
+      "interval (the previous step's end to its end) is the median, as the ITL p50 is.\n";
   if (b.contains("scaling")) out += "\n" + scaling_markdown(b["scaling"]);
   return out;
 }
@@ -242,8 +242,8 @@ std::string scaling_markdown(const ordered_json& scaling) {
       continue;
     }
     std::vector<std::string> cells{nodes, fmt::format("{:.2f}", p["decode_tokens_per_s"].get<double>()),
-                                    p.contains("speedup") ? fmt::format("x{:.2f}", p["speedup"].get<double>()) : "",
-                                    ms(p["decode"]["token_s"])};
+                                   p.contains("speedup") ? fmt::format("x{:.2f}", p["speedup"].get<double>()) : "",
+                                   ms(p["decode"]["token_s"])};
     const auto terms = term_cells(p["decode"]);
     cells.insert(cells.end(), terms.begin(), terms.end());
     cells.push_back(held_back(p));
@@ -262,10 +262,9 @@ std::string scaling_text(const ordered_json& scaling) {
                          p["reason"].get<std::string>());
       continue;
     }
-    out += fmt::format("  {} node{}: {:.2f} tok/s{}, token {}\n", n, n == 1 ? "" : "s",
-                       p["decode_tokens_per_s"].get<double>(),
-                       p.contains("speedup") ? fmt::format(" (x{:.2f})", p["speedup"].get<double>()) : "",
-                       terms_line(p["decode"]));
+    out += fmt::format(
+        "  {} node{}: {:.2f} tok/s{}, token {}\n", n, n == 1 ? "" : "s", p["decode_tokens_per_s"].get<double>(),
+        p.contains("speedup") ? fmt::format(" (x{:.2f})", p["speedup"].get<double>()) : "", terms_line(p["decode"]));
     if (p.contains("limit")) out += "    held back by " + held_back(p) + "\n";
   }
   return out;

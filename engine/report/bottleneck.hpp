@@ -42,9 +42,9 @@ struct TokenTerms {
   double weight_reads_s = 0, arithmetic_s = 0, dispatch_s = 0;
   double latency_s = 0, bandwidth_s = 0, relay_s = 0;
   double waiting_s = 0;
-  double floor_s = 0;       // 0 when the ops were measured, not modelled
-  double tokens = 0;        // new tokens the step processed
-  bool measured = false;    // compute timed by a backend, not the cost model: all of it under arithmetic
+  double floor_s = 0;     // 0 when the ops were measured, not modelled
+  double tokens = 0;      // new tokens the step processed
+  bool measured = false;  // compute timed by a backend, not the cost model: all of it under arithmetic
   double compute_s() const { return weight_reads_s + arithmetic_s + dispatch_s; }
   double comm_s() const { return latency_s + bandwidth_s + relay_s; }
 };

@@ -11,8 +11,10 @@
 #include "engine/cards/stack_card.hpp"
 #include "engine/input/workload.hpp"
 #include "engine/plan/planner.hpp"
+#include "engine/report/bottleneck.hpp"
 #include "engine/report/report.hpp"
 #include "sim/scenario_run.hpp"
+#include "sim/studies/scaling.hpp"
 #include "sim/studies/worker_pool.hpp"
 
 namespace sim {
@@ -360,8 +362,24 @@ json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog) {
   }
   out["candidates"] = candidates;
   rank(q, out);
+  // What each added node buys, on the first hardware, link and plan asked; a shard leaves it to the merge.
+  if (q.workers.merged || q.workers.shard.count == 1) {
+    const Spec spec{std::vector<std::string>(q.max_nodes, q.hardware.front()), q.links.front(), q.strategies.front()};
+    out["scaling"] = scaling_view(scenario_of(q, spec), spec.strategy, catalog, q.workers.jobs);
+  }
   return out;
 }
+
+namespace {
+
+// What the scaling view of a plan scaled: "qwen3-235b-a22b on m3-ultra-512gb, tb5-rdma".
+std::string scaling_subject(const json& plan) {
+  const auto& q = plan["query"];
+  return fmt::format("{} on {}, {}", q["model"].get<std::string>(), q["hardware"][0].get<std::string>(),
+                     q["links"][0].get<std::string>());
+}
+
+}  // namespace
 
 std::string render_plan_table(const json& plan) {
   const auto& q = plan["query"];
@@ -383,6 +401,7 @@ std::string render_plan_table(const json& plan) {
   for (const auto& c : plan["candidates"]) dropped += c["status"] != "simulated";
   out += fmt::format("{} candidates simulated, {} dropped or failed (reasons in plan.json)\n",
                      plan["candidates"].size() - dropped, dropped);
+  if (plan.contains("scaling")) out += scaling_subject(plan) + ": " + engine::scaling_text(plan["scaling"]);
   return out;
 }
 
@@ -418,6 +437,8 @@ std::string render_plan_markdown(const json& plan) {
   for (const auto& c : plan["candidates"])
     if (c["status"] != "simulated")
       out += fmt::format("| {} | {} | {} |\n", c["index"].get<int>(), describe_candidate(c), c["reason"].get<std::string>());
+  if (plan.contains("scaling"))
+    out += "\n## What each node buys: " + scaling_subject(plan) + "\n\n" + engine::scaling_markdown(plan["scaling"]);
   return out;
 }
 

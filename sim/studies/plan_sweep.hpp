@@ -29,7 +29,9 @@ struct PlanQuery {
 
 // The whole sweep as plan.json: query, candidates (kept and dropped, with
 // figures or reasons), the cheapest meeting the SLO, the fastest, and why
-// the others lose. Deterministic whatever the job count.
+// the others lose; scaling: the first hardware card, link and strategy on
+// 1, 2, 4 ... up to max_nodes nodes (scaling.hpp; not in a shard's results).
+// Deterministic whatever the job count.
 nlohmann::ordered_json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog);
 
 std::string render_plan_markdown(const nlohmann::ordered_json& plan);
