@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "engine/base/build_info.hpp"
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/input/scenario.hpp"
 #include "engine/input/scenario_file.hpp"
 #include "engine/node/scheduler.hpp"
@@ -93,7 +93,7 @@ Figures in_child(const std::function<Figures()>& fn) {
 
 Figures run_engine(const engine::Scenario& s) {
   const auto& catalog = engine::Catalog::builtin();
-  const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
+  const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);
   const auto plan = engine::make_plan(s, catalog, s.parallelism.value());
   auto counts = count_scheduling();
   const auto start = std::chrono::steady_clock::now();
@@ -119,7 +119,7 @@ Figures run_engine(const engine::Scenario& s) {
 Figures run_raw(double tokens) {
   const engine::Scenario& s = default_scenario();
   const auto& catalog = engine::Catalog::builtin();
-  const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
+  const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);
   const auto plan = engine::make_plan(s, catalog, s.parallelism.value());
   const auto& model = catalog.model(s.model);
   const engine::CostModel cost(model, model.quant(s.quant), catalog.hardware(plan.shards[0].hardware), profile,

@@ -84,7 +84,7 @@ void fit_stacks(const CalibrateOptions& o, const engine::Measurements& m, const 
              fit.evaluations, fit.squared_error);
   std::set<std::string> written;
   for (const auto& p : parameters) {
-    const engine::StackCard& fitted = fit.profiles.at(p.stacks.at(0));
+    const engine::StackProfile& fitted = fit.profiles.at(p.stacks.at(0));
     fmt::print("  {:<18} {:<28} {:>10.4f}  (bounds {} .. {})\n", p.profile, p.key, fitted.get(p.key), p.lower, p.upper);
     if (!written.insert(p.profile).second) continue;
     const std::string file = catalog.dir() + "/profiles/" + p.profile + ".json";
@@ -115,12 +115,12 @@ int calibrate(const CalibrateOptions& o) {
   for (const auto& r : m.rows)
     if (std::find(stacks.begin(), stacks.end(), r.stack) == stacks.end()) stacks.push_back(r.stack);
   sim::Profiles profiles;
-  for (const auto& stack : stacks) profiles.emplace(stack, engine::StackCard::load(catalog.dir(), stack));
+  for (const auto& stack : stacks) profiles.emplace(stack, engine::StackProfile::load(catalog.dir(), stack));
   const auto parameters = engine::stack_fit_parameters(catalog.dir(), stacks);
   fit_stacks(o, m, profiles, parameters, jobs);
   sim::CrossValidation cv;
   if (o.cross_validate || !o.report.empty()) {
-    for (auto& [stack, p] : profiles) p = engine::StackCard::load(catalog.dir(), stack);  // as fitted
+    for (auto& [stack, p] : profiles) p = engine::StackProfile::load(catalog.dir(), stack);  // as fitted
     cv = sim::by_stack(sim::cross_validate(m.rows, m.cluster, catalog, profiles, parameters, o.max_evaluations, jobs));
     for (const auto& [stack, rows] : cv) print_cross_validation(stack, rows);
   }

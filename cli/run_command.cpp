@@ -78,7 +78,7 @@ void add_validate_command(CLI::App& app, int& status) {
   cmd->callback([path, &status] {
     const auto s = engine::load_scenario(*path, engine::Catalog::builtin());
     const engine::Catalog catalog = engine::catalog_for(s, engine::Catalog::builtin());
-    const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
+    const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);
     fmt::print("{}: valid\n{}", *path, sim::choose_plan(s, catalog, profile).plan.describe());
     status = 0;
   });

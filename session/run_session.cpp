@@ -61,7 +61,7 @@ RunSession open_session(const std::string& scenario_file, const std::vector<std:
   if (seed) l.scenario.seed = *seed;
   if (level) l.scenario.level = *level;
   l.catalog = engine::catalog_for(l.scenario, l.catalog);
-  l.profile = engine::StackCard::load(l.catalog.dir(), l.scenario.profile);
+  l.profile = engine::StackProfile::load(l.catalog.dir(), l.scenario.profile);
   return l;
 }
 

@@ -1,5 +1,5 @@
 // A run below the command line, simulated or real: the scenario loaded with
-// its cards and stack card, the plan it runs on, and the finished run turned
+// its cards and stack profile, the plan it runs on, and the finished run turned
 // into report files, a summary and an exit status. Links no SimGrid: the
 // simulator chooses an "auto" plan (sim::choose_plan), a real rank is told it.
 #pragma once
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/cards/catalog.hpp"
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/input/scenario.hpp"
 #include "engine/node/run_result.hpp"
 #include "engine/plan/planner.hpp"
@@ -21,7 +21,7 @@ namespace session {
 struct RunSession {
   engine::Catalog catalog;  // the builtin one plus the user's card files and the scenario's model directory
   engine::Scenario scenario;
-  engine::StackCard profile;
+  engine::StackProfile profile;
   engine::Plan plan;  // empty until chosen
   // The scaling view the reports carry as bottleneck.scaling (sim/studies/scaling.hpp); null: none.
   nlohmann::ordered_json scaling;

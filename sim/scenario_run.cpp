@@ -15,7 +15,7 @@
 namespace sim {
 
 engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& catalog, const engine::Plan& plan,
-                           const engine::StackCard& profile, std::vector<engine::Request> requests,
+                           const engine::StackProfile& profile, std::vector<engine::Request> requests,
                            const engine::ProgressFn& progress) {
   refuse_unsimulated(s);
   PlatformSpec platform = platform_from_scenario(s, catalog);
@@ -66,7 +66,7 @@ std::vector<engine::Request> trial_requests(const engine::Scenario& s) {
 
 }  // namespace
 
-PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog, const engine::StackCard& profile) {
+PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog, const engine::StackProfile& profile) {
   if (s.parallelism) return {engine::make_plan(s, catalog, *s.parallelism), {}};
   // The trials time each strategy; a fault only real processes carry out is left out of them.
   engine::Scenario timed = s;

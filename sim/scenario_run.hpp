@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/input/scenario.hpp"
 #include "engine/input/workload.hpp"
 #include "engine/node/executor.hpp"
@@ -15,7 +15,7 @@ namespace sim {
 // Runs the workload on the plan. REQUIRES: no other Simulation in this process.
 // Throws InputError for a fault the simulator does not model (refuse_unsimulated).
 engine::RunResult simulate(const engine::Scenario& s, const engine::Catalog& catalog, const engine::Plan& plan,
-                           const engine::StackCard& profile, std::vector<engine::Request> requests,
+                           const engine::StackProfile& profile, std::vector<engine::Request> requests,
                            const engine::ProgressFn& progress = {});
 
 struct PlanCandidate {
@@ -32,6 +32,6 @@ struct PlanChoice {
 // The scenario's parallelism, or for "auto" the valid strategy whose short
 // trial simulation (a slice of the workload, each in a child process) ends
 // first. Throws engine::PlanError when nothing can work, with every reason.
-PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog, const engine::StackCard& profile);
+PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog, const engine::StackProfile& profile);
 
 }  // namespace sim

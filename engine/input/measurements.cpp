@@ -141,7 +141,7 @@ std::vector<FitParameter> fit_parameters(const std::string& file) {
   const json j = load_json(file);
   JsonObject card(JsonValue(j, "", file));
   std::vector<FitParameter> out;
-  for (const std::string& key : StackCard::numeric_keys()) {
+  for (const std::string& key : StackProfile::numeric_keys()) {
     auto p = card.find(key);
     auto fit = p ? JsonObject(*p).find("fit") : std::nullopt;
     if (!fit) continue;
@@ -159,7 +159,7 @@ std::vector<FitParameter> stack_fit_parameters(const std::string& catalog_dir, c
   std::vector<FitParameter> out;
   for (const std::string& stack : stacks) {
     std::set<std::string> hidden;  // keys a profile nearer the stack sets
-    for (std::string name = stack; !name.empty(); name = StackCard::load(catalog_dir, name).based_on) {
+    for (std::string name = stack; !name.empty(); name = StackProfile::load(catalog_dir, name).based_on) {
       const std::string file = catalog_dir + "/profiles/" + name + ".json";
       for (FitParameter p : fit_parameters(file)) {
         if (hidden.count(p.key)) continue;
@@ -174,16 +174,16 @@ std::vector<FitParameter> stack_fit_parameters(const std::string& catalog_dir, c
         out.push_back(std::move(p));
       }
       const json j = load_json(file);
-      for (const std::string& key : StackCard::numeric_keys())
+      for (const std::string& key : StackProfile::numeric_keys())
         if (j.contains(key)) hidden.insert(key);
     }
   }
   return out;
 }
 
-void write_profile(const std::string& file, const std::string& out, const StackCard& p) {
+void write_profile(const std::string& file, const std::string& out, const StackProfile& p) {
   auto j = read_profile(file);
-  for (const std::string& key : StackCard::numeric_keys())
+  for (const std::string& key : StackProfile::numeric_keys())
     if (j.contains(key)) j[key]["value"] = std::round(p.get(key) * 1e4) / 1e4;  // 4 decimals: the fit is no finer
   std::string text = "{\n";
   std::size_t i = 0;

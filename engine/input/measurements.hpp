@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/input/scenario.hpp"
 
 namespace engine {
@@ -82,7 +82,7 @@ std::vector<FitParameter> fit_parameters(const std::string& file);
 std::vector<FitParameter> stack_fit_parameters(const std::string& catalog_dir, const std::vector<std::string>& stacks);
 // Writes `file` again to `out` with the numeric values of `p`: every other field
 // (units, bounds, notes) is kept, one top-level key per line.
-void write_profile(const std::string& file, const std::string& out, const StackCard& p);
+void write_profile(const std::string& file, const std::string& out, const StackProfile& p);
 
 double relative_error(double simulated, double published);
 // What each row's simulated figure is divided by before it is compared with the published one: 1, or for a

@@ -315,7 +315,7 @@ void read_expectations(JsonObject& root, Scenario& s) {
   }
 }
 
-// The cards StackCard::load can read: catalog/profiles/NAME.json.
+// The cards StackProfile::load can read: catalog/profiles/NAME.json.
 std::vector<std::string> profile_names(const Catalog& catalog) {
   std::vector<std::string> out;
   std::error_code ec;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engine/cards/catalog.hpp"
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/input/scenario.hpp"
 #include "engine/node/backend.hpp"
 #include "engine/node/run_result.hpp"
@@ -27,7 +27,7 @@ struct EngineSetup {
   const Scenario& scenario;
   const Catalog& catalog;
   const Plan& plan;
-  const StackCard& profile;
+  const StackProfile& profile;
   std::vector<Request> requests;
   ProgressFn progress;
   BackendFactory backend;  // empty: modelled; a backend that computes also makes the run carry token ids

@@ -6,7 +6,7 @@
 
 namespace engine {
 
-CostModel::CostModel(const ModelCard& m, const Quantization& q, const HardwareCard& hw, const StackCard& p,
+CostModel::CostModel(const ModelCard& m, const Quantization& q, const HardwareCard& hw, const StackProfile& p,
                      const Shard& shard)
     : model_(m),
       bytes_per_param_((q.dense_bits_per_weight > 0 ? q.dense_bits_per_weight : q.bits_per_weight) / 8),

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "engine/cards/catalog.hpp"
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/plan/layer_kernels.hpp"
 #include "engine/plan/planner.hpp"
 
@@ -27,7 +27,7 @@ struct OpTime {
 
 class CostModel {
  public:
-  CostModel(const ModelCard& m, const Quantization& q, const HardwareCard& hw, const StackCard& p, const Shard& shard);
+  CostModel(const ModelCard& m, const Quantization& q, const HardwareCard& hw, const StackProfile& p, const Shard& shard);
 
   OpTime attention(int layer, const StepShape& s) const;
   // Dense FFN, or the experts this node holds (expected distinct experts hit by the batch).
@@ -46,7 +46,7 @@ class CostModel {
   double bytes_per_param_;         // every weight but the routed experts'
   double expert_bytes_per_param_;  // routed experts (they differ in mixed quants)
   const HardwareCard& hw_;
-  const StackCard& profile_;
+  const StackProfile& profile_;
   const Shard& shard_;
 };
 

@@ -40,7 +40,7 @@ json breakdown(const engine::Scenario& s, const engine::RunResult& r) {
 
 // The child's side of run_row: plan, simulate, summarise as JSON.
 std::string simulate_in_child(const engine::CalibrationRow& row, const engine::Scenario& s,
-                              const engine::Catalog& catalog, const engine::StackCard& profile) {
+                              const engine::Catalog& catalog, const engine::StackProfile& profile) {
   engine::Plan plan;
   try {
     plan = choose_plan(s, catalog, profile).plan;
@@ -81,7 +81,7 @@ RowRun parse_run(const std::string& output) {
 }  // namespace
 
 RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>& cluster,
-               const engine::Catalog& catalog, const engine::StackCard& profile, const std::string& link) {
+               const engine::Catalog& catalog, const engine::StackProfile& profile, const std::string& link) {
   const engine::Scenario s = engine::row_scenario(row, cluster, link);
   const IsolatedResult child = run_isolated([&] { return simulate_in_child(row, s, catalog, profile); });
   if (!child.ok) throw std::runtime_error(fmt::format("{}: simulation failed: {}", row.label(), child.output));

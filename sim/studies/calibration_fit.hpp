@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "engine/cards/catalog.hpp"
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/input/measurements.hpp"
 
 namespace sim {
@@ -33,10 +33,10 @@ struct RowRun {
 // `link` overrides the stack's link card (it must be in `catalog`).
 // Throws std::runtime_error when the simulation fails.
 RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>& cluster,
-               const engine::Catalog& catalog, const engine::StackCard& profile, const std::string& link = "");
+               const engine::Catalog& catalog, const engine::StackProfile& profile, const std::string& link = "");
 
 // Every stack's profile, by stack name.
-using Profiles = std::map<std::string, engine::StackCard>;
+using Profiles = std::map<std::string, engine::StackProfile>;
 
 // Every row, each with its stack's profile, on `jobs` worker processes (the result
 // does not depend on it); a row that cannot be placed has its refusal. Throws when

@@ -12,7 +12,7 @@
 
 #include "engine/base/json_input.hpp"
 
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/plan/layer_kernels.hpp"
 #include "sim/studies/calibration_fit.hpp"
 #include "sim/studies/planning_table.hpp"
@@ -62,7 +62,7 @@ class Prose {
 struct Context {
   const engine::Measurements& m;
   const engine::Catalog& catalog;
-  std::map<std::string, engine::StackCard> profiles;
+  std::map<std::string, engine::StackProfile> profiles;
   Prose prose;
 
   RowRun run(const CalibrationRow& row, const std::string& link = "", const engine::Catalog* what_if = nullptr) const {
@@ -200,7 +200,7 @@ std::string parameters_section(const Context& c) {
   std::map<std::string, std::vector<engine::FitParameter>> bounds;
   for (const auto& p : engine::stack_fit_parameters(c.catalog.dir(), {std::begin(kStacks), std::end(kStacks)}))
     for (const auto& stack : p.stacks) bounds[stack].push_back(p);
-  for (const std::string& key : engine::StackCard::numeric_keys()) {
+  for (const std::string& key : engine::StackProfile::numeric_keys()) {
     out += "| " + key + " |";
     for (const char* stack : kStacks) {
       std::string cell = fmt::format("{:.4g}", c.profiles.at(stack).get(key));
@@ -320,7 +320,7 @@ std::string why_section(const Context& c) {
   const int kernels = kernels_per_token(model);
   const double fixed = kernels * p.per_kernel_overhead_s;
   Context ideal = c;
-  engine::StackCard& q = ideal.profiles.at("exo-tensor-rdma");
+  engine::StackProfile& q = ideal.profiles.at("exo-tensor-rdma");
   for (const char* key : {"per_kernel_overhead_us", "per_expert_overhead_us"}) q.set(key, 0);
   engine::Catalog instant = c.catalog;
   engine::LinkCard link = scaled_link(c.catalog.link("tb5-rdma"), "instant", 0, 1e6);
@@ -401,7 +401,7 @@ void write_calibration_report(const engine::Measurements& m, const std::string& 
                               const engine::Catalog& catalog, const CrossValidation& cv, int jobs,
                               const std::string& out) {
   Context c{m, catalog, {}, Prose(catalog.dir() + "/templates/calibration-report.md")};
-  for (const char* stack : kStacks) c.profiles.emplace(stack, engine::StackCard::load(catalog.dir(), stack));
+  for (const char* stack : kStacks) c.profiles.emplace(stack, engine::StackProfile::load(catalog.dir(), stack));
   const std::string text = header(c, measurements_file) + fitted_section(c, cv) + parameters_section(c) +
                            predictions_section(c) + planning_section(c, cv, jobs) + context_section(c) +
                            why_section(c) + sensitivity_section(c);

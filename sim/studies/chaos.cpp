@@ -7,7 +7,7 @@
 #include <numeric>
 #include <random>
 
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/faults/oracle.hpp"
 #include "engine/input/workload.hpp"
 #include "engine/node/invariants.hpp"
@@ -24,7 +24,7 @@ using json = nlohmann::ordered_json;
 double uniform(std::mt19937_64& rng, double lo, double hi) { return lo + (hi - lo) * ((rng() >> 11) * 0x1.0p-53); }
 
 json run_one(const engine::Scenario& s, const engine::Catalog& catalog) {
-  const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
+  const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);
   const auto plan = choose_plan(s, catalog, profile).plan;
   const auto result = simulate(s, catalog, plan, profile, engine::make_requests(s.workload, s.seed));
   const json report = engine::build_report(s, catalog, plan, profile.name, result, s.seed);

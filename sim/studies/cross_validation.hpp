@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/cards/catalog.hpp"
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/input/measurements.hpp"
 #include "sim/studies/calibration_fit.hpp"
 

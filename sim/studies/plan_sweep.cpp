@@ -8,7 +8,7 @@
 #include <optional>
 #include <set>
 
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/input/workload.hpp"
 #include "engine/plan/planner.hpp"
 #include "engine/report/bottleneck.hpp"
@@ -78,7 +78,7 @@ std::string cabling_problem(const Spec& spec, const engine::Catalog& catalog) {
 }
 
 json summary_of(const engine::Scenario& s, const engine::Catalog& catalog, const engine::Plan& plan,
-                const engine::StackCard& profile, std::vector<engine::Request> requests) {
+                const engine::StackProfile& profile, std::vector<engine::Request> requests) {
   const auto r = run_isolated([&] {
     const auto result = simulate(s, catalog, plan, profile, std::move(requests));
     return build_report(s, catalog, plan, profile.name, result, s.seed)["summary"].dump();
@@ -109,7 +109,7 @@ bool concurrent(const engine::Workload& w) { return w.arrival != "closed" || w.c
 // After losing one node of each hardware kind present: does the model still
 // fit, how long until it serves again, how fast then. The worst case counts.
 json n_plus_one(const PlanQuery& q, const Spec& spec, const engine::Catalog& catalog,
-                const engine::StackCard& profile) {
+                const engine::StackProfile& profile) {
   if (spec.hardware.size() < 2) return {{"tolerant", false}, {"reason", "a single node has no survivor"}};
   json worst;
   for (const auto& lost : std::set<std::string>(spec.hardware.begin(), spec.hardware.end())) {
@@ -150,7 +150,7 @@ json n_plus_one(const PlanQuery& q, const Spec& spec, const engine::Catalog& cat
 }
 
 json simulate_candidate(const PlanQuery& q, const Spec& spec, const engine::Catalog& catalog) {
-  const auto profile = engine::StackCard::load(catalog.dir(), q.profile);
+  const auto profile = engine::StackProfile::load(catalog.dir(), q.profile);
   const engine::Scenario s = scenario_of(q, spec);
   const engine::Plan plan = engine::make_plan(s, catalog, spec.strategy);
   const json b1 = summary_of(s, catalog, plan, profile, batch_one(q));

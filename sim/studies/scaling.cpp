@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/input/workload.hpp"
 #include "engine/plan/planner.hpp"
 #include "engine/report/bottleneck.hpp"
@@ -52,7 +52,7 @@ std::vector<engine::Request> one_request(const engine::Scenario& s) {
 
 // The child's side: one node count's plan, run and decode terms.
 std::string simulate_point(const engine::Scenario& s, engine::Strategy strategy, const engine::Catalog& catalog,
-                           const engine::StackCard& profile) {
+                           const engine::StackProfile& profile) {
   engine::Plan plan;
   try {
     plan = engine::make_plan(s, catalog, strategy);
@@ -85,7 +85,7 @@ std::vector<json> past_perfect_scaling(const json& before, int n_before, const j
 }  // namespace
 
 json scaling_view(const engine::Scenario& s, engine::Strategy strategy, const engine::Catalog& catalog, int jobs) {
-  const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
+  const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);
   const std::vector<int> counts = node_counts(static_cast<int>(s.nodes.size()));
   const auto results = run_parallel(static_cast<int>(counts.size()), jobs, [&](int i) {
     return simulate_point(first_nodes(s, counts[i]), strategy, catalog, profile);

@@ -129,7 +129,7 @@ TEST(CalibrationProfiles, RewriteKeepsUnitsAndBoundsAndReadsBack) {
   ASSERT_EQ(bounds.size(), 1u);
   EXPECT_EQ(bounds[0].key, "memory_bandwidth_efficiency");
   EXPECT_EQ(bounds[0].upper, 0.95);
-  engine::StackCard p;
+  engine::StackProfile p;
   p.memory_bandwidth_efficiency = 0.81234567;
   p.per_kernel_overhead_s = 12e-6;
   const auto out = (std::filesystem::temp_directory_path() / "profile_out.json").string();

@@ -53,7 +53,7 @@ class CpuTokens : public testing::Test {
     const auto r = sim::run_isolated([&] {
       const auto s = scenario(n);
       const auto catalog = engine::catalog_for(s, engine::Catalog::builtin());
-      const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
+      const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);
       const auto result = sim::simulate(s, catalog, engine::make_plan(s, catalog, strategy), profile,
                                         engine::make_requests(s.workload, s.seed));
       return testsupport::output_ids(result);
@@ -115,7 +115,7 @@ TEST_F(CpuTokens, NodeCrashMidRunIsReplannedWithoutChangingATokenInTheSimulator)
     s.faults[0].node = 3;
     s.recovery = engine::RecoveryPolicy::kReplan;
     const auto catalog = engine::catalog_for(s, engine::Catalog::builtin());
-    const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
+    const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);
     const auto result = sim::simulate(s, catalog, engine::make_plan(s, catalog, engine::Strategy::kTensor), profile,
                                       engine::make_requests(s.workload, s.seed));
     // The survivors re-prefill what was cached (prompts and tokens so far) on a new placement.

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/input/scenario_file.hpp"
 #include "engine/input/workload.hpp"
 #include "engine/report/report.hpp"
@@ -28,7 +28,7 @@ engine::Scenario load(const std::string& file) { return engine::load_scenario(kS
 json simulate(const engine::Scenario& s) {
   const auto r = sim::run_isolated([&] {
     const auto& catalog = Catalog::builtin();
-    const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
+    const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);
     const auto plan = engine::make_plan(s, catalog, s.parallelism.value());
     const auto result = sim::simulate(s, catalog, plan, profile, engine::make_requests(s.workload, s.seed));
     return engine::build_report(s, catalog, plan, profile.name, result, s.seed).dump();

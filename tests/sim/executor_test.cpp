@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/plan/cost_model.hpp"
 #include "engine/plan/planner.hpp"
 #include "sim/isolated.hpp"
@@ -34,7 +34,7 @@ std::vector<double> token_times(const engine::Scenario& s, engine::Strategy stra
   const auto r = sim::run_isolated([&] {
     const auto& catalog = Catalog::builtin();
     const auto plan = engine::make_plan(s, catalog, strategy);
-    const auto profile = engine::StackCard::load(catalog.dir(), "meshinfer");
+    const auto profile = engine::StackProfile::load(catalog.dir(), "meshinfer");
     const auto result = sim::simulate(s, catalog, plan, profile, engine::make_requests(s.workload, 1));
     std::string out;
     for (double t : result.requests.at(0).token_times) out += fmt::format("{:.17g} ", t);
@@ -68,7 +68,7 @@ double message_s(const engine::LinkCard& link, double bytes) {
 struct Cards {
   Cards(const engine::Scenario& s, engine::Strategy strategy)
       : plan(engine::make_plan(s, Catalog::builtin(), strategy)),
-        profile(engine::StackCard::load(Catalog::builtin().dir(), "meshinfer")),
+        profile(engine::StackProfile::load(Catalog::builtin().dir(), "meshinfer")),
         model(Catalog::builtin().model(s.model)),
         quant(model.quant(s.quant)),
         link(Catalog::builtin().link("tb5-rdma")) {}
@@ -87,7 +87,7 @@ struct Cards {
   }
 
   engine::Plan plan;
-  engine::StackCard profile;
+  engine::StackProfile profile;
   const engine::ModelCard& model;
   const engine::Quantization& quant;
   const engine::LinkCard& link;

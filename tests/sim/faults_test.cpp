@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/cards/model_math.hpp"
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/checkpoint/random_model.hpp"
 #include "engine/faults/oracle.hpp"
 #include "engine/faults/tcp_instability.hpp"
@@ -33,7 +33,7 @@ json simulate(const engine::Scenario& s, const std::vector<engine::LinkCard>& ca
   const auto r = sim::run_isolated([&] {
     auto catalog = engine::catalog_for(s, Catalog::builtin());  // with the card of a model directory
     for (const engine::LinkCard& card : cards) catalog.add(card);
-    const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
+    const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);
     const auto plan = engine::make_plan(s, catalog, s.parallelism.value());
     const auto result = sim::simulate(s, catalog, plan, profile, engine::make_requests(s.workload, s.seed));
     return engine::build_report(s, catalog, plan, profile.name, result, s.seed).dump();

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/checkpoint/model_config.hpp"
 #include "engine/compute/cpu_backend.hpp"
 #include "engine/input/workload.hpp"
@@ -37,7 +37,7 @@ engine::Scenario cpu_scenario(const std::string& model_dir, int nodes, int reque
 engine::RunResult run_cpu_engine(engine::Runtime& rt, const engine::Scenario& s, engine::Strategy strategy) {
   const engine::Catalog catalog = engine::catalog_for(s, engine::Catalog::builtin());
   const engine::Plan plan = engine::make_plan(s, catalog, strategy);
-  const auto profile = engine::StackCard::load(catalog.dir(), s.profile);
+  const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);
   engine::EngineSetup setup{s, catalog, plan, profile, engine::make_requests(s.workload, s.seed), {}, {}};
   setup.backend = engine::cpu_backends(s.model_dir, false);
   engine::Liveness liveness(rt.world(), s.heartbeat_s, 1e9);

@@ -1,5 +1,5 @@
 // Every reader refuses the same mistake in the same words (engine/base/json_input):
-// a scenario, a catalog card, calibration measurements, a stack card and a
+// a scenario, a catalog card, calibration measurements, a stack profile and a
 // model config, each given a missing key, a wrong type and a misspelt key.
 #include "engine/base/json_input.hpp"
 
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "engine/cards/catalog.hpp"
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/checkpoint/model_config.hpp"
 #include "engine/input/measurements.hpp"
 #include "engine/input/scenario.hpp"
@@ -58,7 +58,7 @@ const Reader kCardReader = [](const json& doc) {
 const Reader kMeasurementsReader = [](const json& doc) { load_measurements(write(scratch("published.json"), doc)); };
 const Reader kStackCardReader = [](const json& doc) {
   write(scratch("profiles/mine.json"), doc);
-  StackCard::load(scratch("").string(), "mine");
+  StackProfile::load(scratch("").string(), "mine");
 };
 
 // What `read` says about `doc`, as "file: pointer: reason" with the file name cut.

@@ -16,8 +16,8 @@ namespace {
 using engine::Catalog;
 
 // Round numbers, so every figure below can be checked on paper.
-engine::StackCard stack() {
-  engine::StackCard p;
+engine::StackProfile stack() {
+  engine::StackProfile p;
   p.memory_bandwidth_efficiency = 0.5;  // 819 GB/s (hardware card) -> 409.5 GB/s
   p.compute_efficiency = 0.5;           // 27 TFLOP/s (hardware card) -> 13.5 TFLOP/s
   p.expert_compute_efficiency = 0.25;   // routed-expert matmuls: 6.75 TFLOP/s

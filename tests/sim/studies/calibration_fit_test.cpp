@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "engine/input/measurements.hpp"
 #include "sim/studies/cross_validation.hpp"
 
@@ -38,7 +38,7 @@ TEST(Calibration, CommittedProfilesPredictEveryPublishedRow) {
   const auto m = engine::load_measurements(MESHINFER_SOURCE_DIR "/scenarios/calibration/published.json");
   sim::Profiles profiles;
   for (const auto& r : m.rows)
-    if (!profiles.count(r.stack)) profiles.emplace(r.stack, engine::StackCard::load(catalog.dir(), r.stack));
+    if (!profiles.count(r.stack)) profiles.emplace(r.stack, engine::StackProfile::load(catalog.dir(), r.stack));
   const auto simulated = sim::simulate_rows(m.rows, m.cluster, catalog, profiles, kJobs);
   std::vector<sim::CrossValidatedRow> rows;
   for (std::size_t i = 0; i < m.rows.size(); ++i) rows.push_back({.row = m.rows[i], .in_sample = simulated[i]});
@@ -55,7 +55,7 @@ TEST(Calibration, CommittedProfilesPredictEveryPublishedRow) {
 TEST(Calibration, FittedParametersStayInsideTheirPhysicalBounds) {
   const auto parameters = engine::stack_fit_parameters(Catalog::builtin().dir(), stacks());
   for (const auto& stack : stacks()) {
-    const auto p = engine::StackCard::load(Catalog::builtin().dir(), stack);
+    const auto p = engine::StackProfile::load(Catalog::builtin().dir(), stack);
     EXPECT_GE(p.memory_bandwidth_efficiency, 0.3) << stack;
     EXPECT_LE(p.memory_bandwidth_efficiency, 0.95) << stack;
     int fitted = 0;
@@ -96,9 +96,9 @@ TEST(Calibration, EachStackFitsAtMostThreeParametersOfItsOwn) {
 // parameters, its own plan (no RPC round trips).
 TEST(Calibration, MeshinferTakesExosMeasuredParameters) {
   const auto& dir = Catalog::builtin().dir();
-  const auto exo = engine::StackCard::load(dir, "exo-tensor-rdma");
-  const auto mesh = engine::StackCard::load(dir, "meshinfer");
-  for (const auto& key : engine::StackCard::numeric_keys()) EXPECT_EQ(mesh.get(key), exo.get(key)) << key;
+  const auto exo = engine::StackProfile::load(dir, "exo-tensor-rdma");
+  const auto mesh = engine::StackProfile::load(dir, "meshinfer");
+  for (const auto& key : engine::StackProfile::numeric_keys()) EXPECT_EQ(mesh.get(key), exo.get(key)) << key;
   EXPECT_FALSE(mesh.stage_round_trip);
 }
 

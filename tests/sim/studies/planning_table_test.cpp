@@ -8,7 +8,7 @@
 #include <regex>
 #include <sstream>
 
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {
@@ -104,7 +104,7 @@ TEST(PlanningTable, TheShippedFiguresAreWhatTheSimulatorGives) {
   const auto& catalog = Catalog::builtin();
   const auto m = engine::load_measurements(MESHINFER_SOURCE_DIR "/scenarios/calibration/published.json");
   sim::Profiles profiles;
-  for (const auto& stack : kStacks) profiles.emplace(stack, engine::StackCard::load(catalog.dir(), stack));
+  for (const auto& stack : kStacks) profiles.emplace(stack, engine::StackProfile::load(catalog.dir(), stack));
   std::vector<engine::CalibrationRow> rows;
   for (const auto& r : sim::planning_rows(catalog, kStacks))
     if (r.model == "llama-3.2-3b") rows.push_back(r);

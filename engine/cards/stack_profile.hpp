@@ -1,4 +1,4 @@
-// A software-stack card (scenarios/catalog/profiles/NAME.json): the few
+// A software stack's profile (scenarios/catalog/profiles/NAME.json): the few
 // calibrated parameters that turn a hardware card into op times for one
 // stack (MLX, llama.cpp, ...). It belongs to a stack and its hardware, never
 // to one model or node count.
@@ -9,7 +9,7 @@
 
 namespace engine {
 
-struct StackCard {
+struct StackProfile {
   std::string name;
   std::string based_on;                      // the profile this one starts from ("" when none)
   double memory_bandwidth_efficiency = 0.5;  // fraction of card bandwidth
@@ -21,7 +21,7 @@ struct StackCard {
   bool stage_round_trip = false;             // llama.cpp RPC style pipeline
 
   // Loads catalog_dir/profiles/NAME.json. Throws InputError.
-  static StackCard load(const std::string& catalog_dir, const std::string& name);
+  static StackProfile load(const std::string& catalog_dir, const std::string& name);
 
   // The numeric parameters by their file key, in the file's unit (for fitting).
   static const std::vector<std::string>& numeric_keys();

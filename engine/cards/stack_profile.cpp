@@ -1,4 +1,4 @@
-#include "engine/cards/stack_card.hpp"
+#include "engine/cards/stack_profile.hpp"
 
 #include <fmt/format.h>
 
@@ -17,17 +17,17 @@ namespace {
 // size in the member's unit (microseconds in the file, seconds in memory).
 struct Numeric {
   const char* key;
-  double StackCard::*member;
+  double StackProfile::*member;
   double scale;
 };
 
 constexpr Numeric kNumeric[] = {
-    {"memory_bandwidth_efficiency", &StackCard::memory_bandwidth_efficiency, 1},
-    {"compute_efficiency", &StackCard::compute_efficiency, 1},
-    {"expert_compute_efficiency", &StackCard::expert_compute_efficiency, 1},
-    {"per_kernel_overhead_us", &StackCard::per_kernel_overhead_s, 1e-6},
-    {"per_expert_overhead_us", &StackCard::per_expert_overhead_s, 1e-6},
-    {"per_message_overhead_us", &StackCard::per_message_overhead_s, 1e-6},
+    {"memory_bandwidth_efficiency", &StackProfile::memory_bandwidth_efficiency, 1},
+    {"compute_efficiency", &StackProfile::compute_efficiency, 1},
+    {"expert_compute_efficiency", &StackProfile::expert_compute_efficiency, 1},
+    {"per_kernel_overhead_us", &StackProfile::per_kernel_overhead_s, 1e-6},
+    {"per_expert_overhead_us", &StackProfile::per_expert_overhead_s, 1e-6},
+    {"per_message_overhead_us", &StackProfile::per_message_overhead_s, 1e-6},
 };
 
 const Numeric& numeric(const std::string& key) {
@@ -49,7 +49,7 @@ T parameter(JsonObject& card, std::string_view key, T fallback, Min min = kAny) 
 
 }  // namespace
 
-const std::vector<std::string>& StackCard::numeric_keys() {
+const std::vector<std::string>& StackProfile::numeric_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> out;
     for (const Numeric& n : kNumeric) out.push_back(n.key);
@@ -58,12 +58,12 @@ const std::vector<std::string>& StackCard::numeric_keys() {
   return keys;
 }
 
-double StackCard::get(const std::string& key) const {
+double StackProfile::get(const std::string& key) const {
   const Numeric& n = numeric(key);
   return this->*n.member / n.scale;
 }
 
-void StackCard::set(const std::string& key, double value) {
+void StackProfile::set(const std::string& key, double value) {
   const Numeric& n = numeric(key);
   this->*n.member = value * n.scale;
 }
@@ -73,7 +73,7 @@ namespace {
 // Profiles may chain through "based_on"; a chain this long is a cycle.
 constexpr int kMaxBasedOn = 8;
 
-StackCard load_profile(const std::string& catalog_dir, const std::string& name, int depth) {
+StackProfile load_profile(const std::string& catalog_dir, const std::string& name, int depth) {
   const std::string file = catalog_dir + "/profiles/" + name + ".json";
   if (!std::filesystem::is_regular_file(file)) throw InputError(file, "", "no such profile '" + name + "'");
   const nlohmann::json j = load_json(file);
@@ -84,7 +84,7 @@ StackCard load_profile(const std::string& catalog_dir, const std::string& name, 
   auto based_on = card.find("based_on");
   if (based_on && depth >= kMaxBasedOn) based_on->fail("based_on chain too long (a cycle?)");
   const std::string parent = based_on ? parameter(card, "based_on", std::string()) : "";
-  StackCard p = based_on ? load_profile(catalog_dir, parent, depth + 1) : StackCard{};
+  StackProfile p = based_on ? load_profile(catalog_dir, parent, depth + 1) : StackProfile{};
   p.name = name;
   p.based_on = parent;
   for (const Numeric& n : kNumeric) p.set(n.key, parameter(card, n.key, p.get(n.key), kNonNegative));
@@ -100,7 +100,7 @@ StackCard load_profile(const std::string& catalog_dir, const std::string& name, 
 
 }  // namespace
 
-StackCard StackCard::load(const std::string& catalog_dir, const std::string& name) {
+StackProfile StackProfile::load(const std::string& catalog_dir, const std::string& name) {
   return load_profile(catalog_dir, name, 0);
 }
 
