@@ -9,7 +9,7 @@
 
 #include "engine/cards/catalog.hpp"
 #include "engine/node/collectives.hpp"
-#include "sim/isolated.hpp"
+#include "sim/child_run.hpp"
 #include "sim/simulation.hpp"
 
 namespace {
@@ -25,7 +25,7 @@ double wall_seconds(const std::function<void()>& fn) {
 }
 
 double in_child(const std::function<double()>& fn) {
-  const auto r = sim::run_isolated([&] { return fmt::format("{:.17g}", fn()); });
+  const auto r = sim::run_in_child([&] { return fmt::format("{:.17g}", fn()); });
   if (!r.ok) throw std::runtime_error(r.output);
   return std::stod(r.output);
 }

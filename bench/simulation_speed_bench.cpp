@@ -23,7 +23,7 @@
 #include "engine/input/scenario_file.hpp"
 #include "engine/node/scheduler.hpp"
 #include "engine/plan/cost_model.hpp"
-#include "sim/isolated.hpp"
+#include "sim/child_run.hpp"
 #include "sim/platform.hpp"
 #include "sim/scenario_run.hpp"
 #include "sim/simulation.hpp"
@@ -80,7 +80,7 @@ std::shared_ptr<Counts> count_scheduling() {
 }
 
 Figures in_child(const std::function<Figures()>& fn) {
-  const auto r = sim::run_isolated([&] {
+  const auto r = sim::run_in_child([&] {
     const Figures f = fn();
     return fmt::format("{:.17g} {:.17g} {:.17g} {:.17g} {:.17g}", f.wall_s, f.simulated_s, f.tokens, f.events,
                        f.rounds);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/base/choices.hpp"
+#include "engine/base/enums.hpp"
 #include "session/exit_status.hpp"
 
 namespace cli {
@@ -36,7 +36,7 @@ void add_doctor_command(CLI::App& app, int& status);
 void add_rdma_check_command(CLI::App& app, int& status);
 
 // --level message|flow: how the simulator times collectives, over the scenario's
-// simulation_level (engine/base/choices.hpp).
+// simulation_level (engine/base/enums.hpp).
 void add_level_option(CLI::App* cmd, std::optional<engine::SimulationLevel>& level);
 
 }  // namespace cli

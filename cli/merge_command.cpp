@@ -54,7 +54,7 @@ int merge(const MergeOptions& o) {
   std::vector<std::string> command;
   int count = 0, items = 0;
   std::set<int> shards;
-  std::vector<sim::IsolatedResult> results;
+  std::vector<sim::ChildResult> results;
   std::vector<bool> have;
   for (const auto& file : o.files) {
     const nlohmann::json j = read_shard(file);

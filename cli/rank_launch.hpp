@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/base/choices.hpp"
+#include "engine/base/enums.hpp"
 #include "engine/base/events.hpp"
 #include "hw/launcher.hpp"
 

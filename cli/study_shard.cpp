@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "session/output_file.hpp"
 #include "engine/base/error.hpp"
+#include "session/output_file.hpp"
 
 namespace cli {
 
@@ -18,8 +18,8 @@ std::vector<std::string>& command_line() {
   return args;
 }
 
-const std::vector<sim::IsolatedResult>*& merged_results() {
-  static const std::vector<sim::IsolatedResult>* results = nullptr;
+const std::vector<sim::ChildResult>*& merged_results() {
+  static const std::vector<sim::ChildResult>* results = nullptr;
   return results;
 }
 
@@ -37,7 +37,7 @@ int parse_count(const std::string& text, const std::string& source) {
 
 void set_command_line(std::vector<std::string> args) { command_line() = std::move(args); }
 
-void set_merged_results(const std::vector<sim::IsolatedResult>* results) { merged_results() = results; }
+void set_merged_results(const std::vector<sim::ChildResult>* results) { merged_results() = results; }
 
 sim::Shard parse_shard(const std::string& text, const std::string& source) {
   const auto slash = text.find('/');

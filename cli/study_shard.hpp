@@ -47,6 +47,6 @@ class StudyShare {
 };
 
 // Set by `meshinfer merge` while it replays a command: every item's result.
-void set_merged_results(const std::vector<sim::IsolatedResult>* results);
+void set_merged_results(const std::vector<sim::ChildResult>* results);
 
 }  // namespace cli

@@ -8,8 +8,8 @@
 #include "engine/compute/cpu_backend.hpp"
 #include "engine/compute/thread_pool.hpp"
 #include "engine/node/recovery.hpp"
+#include "sim/child_run.hpp"
 #include "sim/fault_injector.hpp"
-#include "sim/isolated.hpp"
 #include "sim/simulation.hpp"
 
 namespace sim {
@@ -78,7 +78,7 @@ PlanChoice choose_plan(const engine::Scenario& s, const engine::Catalog& catalog
     PlanCandidate c{strategy, "", 0};
     try {
       const engine::Plan plan = engine::make_plan(s, catalog, strategy);
-      const IsolatedResult trial = run_isolated([&] {
+      const ChildResult trial = run_in_child([&] {
         const auto r = simulate(timed, catalog, plan, profile, trial_requests(s));
         for (const auto& rec : r.requests)
           if (!rec.error.empty()) throw std::runtime_error(rec.error);

@@ -1,7 +1,7 @@
 // One SimGrid run: builds the platform, starts one actor per node running
 // engine code against a SimRuntime, and runs to completion.
 // REQUIRES: at most one Simulation per process (SimGrid's engine is a
-// singleton); run several in child processes with run_isolated().
+// singleton); run several in child processes with run_in_child().
 #pragma once
 
 #include <functional>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/base/choices.hpp"
+#include "engine/base/enums.hpp"
 #include "engine/base/events.hpp"
 #include "engine/base/runtime.hpp"
 #include "sim/flow_board.hpp"

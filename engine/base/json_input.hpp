@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/base/choices.hpp"
+#include "engine/base/enums.hpp"
 #include "engine/base/error.hpp"
 
 namespace engine {
@@ -166,7 +166,7 @@ std::string choice(const JsonValue& v, std::string_view what, const Names& known
   return got;
 }
 
-// The E a string names (see engine/base/choices.hpp), refused with the known names otherwise.
+// The E a string names (see engine/base/enums.hpp), refused with the known names otherwise.
 template <class E>
 E choice(const JsonValue& v, std::string_view what) {
   const auto got = v.as<std::string>();

@@ -10,13 +10,13 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/base/choices.hpp"
+#include "engine/base/enums.hpp"
 #include "engine/cards/catalog.hpp"
 
 namespace engine {
 
 // The names a scenario may use (the schema's enums must match; a test checks).
-// Strategies, policies, fault kinds and fabric types: engine/base/choices.hpp.
+// Strategies, policies, fault kinds and fabric types: engine/base/enums.hpp.
 inline constexpr auto kParallelisms = [] {
   std::array<std::string_view, Names<Strategy>::value.size() + 1> out{};
   std::copy(Names<Strategy>::value.begin(), Names<Strategy>::value.end(), out.begin());

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "engine/base/choices.hpp"
+#include "engine/base/enums.hpp"
 
 namespace engine {
 

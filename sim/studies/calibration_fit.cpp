@@ -11,7 +11,7 @@
 #include "engine/input/workload.hpp"
 #include "engine/report/bottleneck.hpp"
 #include "engine/report/report.hpp"
-#include "sim/isolated.hpp"
+#include "sim/child_run.hpp"
 #include "sim/scenario_run.hpp"
 #include "sim/studies/worker_pool.hpp"
 
@@ -83,7 +83,7 @@ RowRun parse_run(const std::string& output) {
 RowRun run_row(const engine::CalibrationRow& row, const std::vector<std::string>& cluster,
                const engine::Catalog& catalog, const engine::StackProfile& profile, const std::string& link) {
   const engine::Scenario s = engine::row_scenario(row, cluster, link);
-  const IsolatedResult child = run_isolated([&] { return simulate_in_child(row, s, catalog, profile); });
+  const ChildResult child = run_in_child([&] { return simulate_in_child(row, s, catalog, profile); });
   if (!child.ok) throw std::runtime_error(fmt::format("{}: simulation failed: {}", row.label(), child.output));
   return parse_run(child.output);
 }

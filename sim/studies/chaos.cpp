@@ -82,7 +82,7 @@ json run_chaos(const engine::Scenario& s, const engine::Catalog& catalog, const 
   // The fault-free run sets the span faults fall in and the throughput they cost.
   engine::Scenario calm = s;
   calm.faults.clear();
-  const auto base = run_isolated([&] { return run_one(calm, catalog).dump(); });
+  const auto base = run_in_child([&] { return run_one(calm, catalog).dump(); });
   if (!base.ok) throw std::runtime_error("the fault-free run failed: " + base.output);
   const json baseline = json::parse(base.output);
   const double span = baseline["summary"]["simulated_s"].get<double>();

@@ -79,7 +79,7 @@ std::string cabling_problem(const Spec& spec, const engine::Catalog& catalog) {
 
 json summary_of(const engine::Scenario& s, const engine::Catalog& catalog, const engine::Plan& plan,
                 const engine::StackProfile& profile, std::vector<engine::Request> requests) {
-  const auto r = run_isolated([&] {
+  const auto r = run_in_child([&] {
     const auto result = simulate(s, catalog, plan, profile, std::move(requests));
     return build_report(s, catalog, plan, profile.name, result, s.seed)["summary"].dump();
   });

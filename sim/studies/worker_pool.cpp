@@ -14,7 +14,7 @@ namespace sim {
 namespace {
 
 // A record on a worker's pipe: item index, ok flag, length, then the bytes.
-void write_record(int fd, std::int32_t index, const IsolatedResult& r) {
+void write_record(int fd, std::int32_t index, const ChildResult& r) {
   std::string rec(4 + 1 + 8, '\0');
   const std::uint64_t len = r.output.size();
   std::memcpy(rec.data(), &index, 4);
@@ -30,7 +30,7 @@ void write_record(int fd, std::int32_t index, const IsolatedResult& r) {
 
 // Takes the whole records in `buf` from `at` on into `out`; returns how many
 // (a record still arriving stays for the next call).
-int parse_records(const std::string& buf, std::size_t& at, std::vector<IsolatedResult>& out) {
+int parse_records(const std::string& buf, std::size_t& at, std::vector<ChildResult>& out) {
   int parsed = 0;
   for (; at + 13 <= buf.size(); ++parsed) {
     std::int32_t index;
@@ -57,12 +57,12 @@ void report(int done, int items) {
 ReportProgress::ReportProgress(ProgressFn fn) : previous_(std::move(g_progress)) { g_progress = std::move(fn); }
 ReportProgress::~ReportProgress() { g_progress = std::move(previous_); }
 
-std::vector<IsolatedResult> run_parallel(int items, int jobs, const std::function<std::string(int)>& fn) {
-  std::vector<IsolatedResult> out(items, IsolatedResult{false, "worker died before reaching this item"});
+std::vector<ChildResult> run_parallel(int items, int jobs, const std::function<std::string(int)>& fn) {
+  std::vector<ChildResult> out(items, ChildResult{false, "worker died before reaching this item"});
   report(0, items);
   if (jobs <= 1) {
     for (int i = 0; i < items; ++i) {
-      out[i] = run_isolated([&] { return fn(i); });
+      out[i] = run_in_child([&] { return fn(i); });
       report(i + 1, items);
     }
     return out;
@@ -77,7 +77,7 @@ std::vector<IsolatedResult> run_parallel(int items, int jobs, const std::functio
     if (pid < 0) throw std::runtime_error("fork failed");
     if (pid == 0) {
       ::close(p[0]);
-      for (int i = w; i < items; i += jobs) write_record(p[1], i, run_isolated([&] { return fn(i); }));
+      for (int i = w; i < items; i += jobs) write_record(p[1], i, run_in_child([&] { return fn(i); }));
       ::_exit(0);
     }
     ::close(p[1]);
@@ -110,7 +110,7 @@ std::vector<IsolatedResult> run_parallel(int items, int jobs, const std::functio
   return out;
 }
 
-std::vector<IsolatedResult> run_items(int items, const Workers& w, const std::function<std::string(int)>& fn) {
+std::vector<ChildResult> run_items(int items, const Workers& w, const std::function<std::string(int)>& fn) {
   if (w.merged) {
     if (static_cast<int>(w.merged->size()) != items)
       throw std::runtime_error("merge: the shards hold " + std::to_string(w.merged->size()) +
@@ -123,7 +123,7 @@ std::vector<IsolatedResult> run_items(int items, const Workers& w, const std::fu
     if (w.shard.owns(i)) mine.push_back(i);
   const auto ran = run_parallel(static_cast<int>(mine.size()), w.jobs, [&](int k) { return fn(mine[k]); });
   if (w.ran) w.ran->items = items;
-  std::vector<IsolatedResult> out(items);
+  std::vector<ChildResult> out(items);
   for (int i = 0; i < items; ++i)
     out[i] = {false, "run by shard " + std::to_string(i % w.shard.count) + "/" + std::to_string(w.shard.count)};
   for (std::size_t k = 0; k < mine.size(); ++k) {

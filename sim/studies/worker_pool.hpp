@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include "sim/isolated.hpp"
+#include "sim/child_run.hpp"
 
 namespace sim {
 
-std::vector<IsolatedResult> run_parallel(int items, int jobs, const std::function<std::string(int)>& fn);
+std::vector<ChildResult> run_parallel(int items, int jobs, const std::function<std::string(int)>& fn);
 
 // Told how a batch of run_parallel goes: (0, items) as it starts, then
 // (done, items) as each item ends, in this process.
@@ -41,7 +41,7 @@ struct Shard {
 // What one shard ran: its share of the study's `items`, by item.
 struct ShardRun {
   int items = 0;
-  std::vector<std::pair<int, IsolatedResult>> results;
+  std::vector<std::pair<int, ChildResult>> results;
 };
 
 // Where a study's items run: on `jobs` local workers, only this shard's share
@@ -49,12 +49,12 @@ struct ShardRun {
 struct Workers {
   int jobs = 1;
   Shard shard;
-  const std::vector<IsolatedResult>* merged = nullptr;  // one result per item, from the shards
+  const std::vector<ChildResult>* merged = nullptr;  // one result per item, from the shards
   ShardRun* ran = nullptr;                              // receives what this shard ran
 };
 
 // run_parallel over the items `w` says to run; the others hold an error that
 // says which shard has them.
-std::vector<IsolatedResult> run_items(int items, const Workers& w, const std::function<std::string(int)>& fn);
+std::vector<ChildResult> run_items(int items, const Workers& w, const std::function<std::string(int)>& fn);
 
 }  // namespace sim

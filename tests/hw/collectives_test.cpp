@@ -5,7 +5,7 @@
 #include <tuple>
 
 #include "engine/cards/catalog.hpp"
-#include "sim/isolated.hpp"
+#include "sim/child_run.hpp"
 #include "sim/simulation.hpp"
 #include "support/collective_suite.hpp"
 #include "support/tcp_cluster.hpp"
@@ -23,8 +23,8 @@ engine::LinkCard test_link() {
 }
 
 // Digest of each rank, joined by '|', from one simulation.
-sim::IsolatedResult run_on_simgrid(int n, std::uint64_t elements) {
-  return sim::run_isolated([&] {
+sim::ChildResult run_on_simgrid(int n, std::uint64_t elements) {
+  return sim::run_in_child([&] {
     sim::Simulation simulation(sim::full_mesh(n, test_link()));
     std::vector<std::string> digests(n);
     simulation.spawn_all(
@@ -46,7 +46,7 @@ TEST_P(CollectivesBothRuntimes, CorrectAndBitwiseEqual) {
   const auto [n, bytes] = GetParam();
   const std::uint64_t elements = std::max<std::uint64_t>(1, bytes / sizeof(float));
 
-  const sim::IsolatedResult simulated = run_on_simgrid(n, elements);
+  const sim::ChildResult simulated = run_on_simgrid(n, elements);
   ASSERT_TRUE(simulated.ok) << simulated.output;
 
   const auto tcp = testsupport::run_tcp_cluster(

@@ -9,7 +9,7 @@
 
 #include "engine/checkpoint/random_model.hpp"
 #include "engine/input/scenario_file.hpp"
-#include "sim/isolated.hpp"
+#include "sim/child_run.hpp"
 #include "sim/scenario_run.hpp"
 #include "support/cli_runner.hpp"
 #include "support/cpu_engine.hpp"
@@ -50,7 +50,7 @@ class CpuTokens : public testing::Test {
 
   // The same in the simulator (SimRuntime), as `meshinfer run` runs a scenario naming a model directory.
   static std::string simulated(int n, engine::Strategy strategy) {
-    const auto r = sim::run_isolated([&] {
+    const auto r = sim::run_in_child([&] {
       const auto s = scenario(n);
       const auto catalog = engine::catalog_for(s, engine::Catalog::builtin());
       const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);
@@ -106,7 +106,7 @@ TEST_F(CpuTokens, SimulatorComputesTheSameTokens) {
 }
 
 TEST_F(CpuTokens, NodeCrashMidRunIsReplannedWithoutChangingATokenInTheSimulator) {
-  const auto r = sim::run_isolated([&] {
+  const auto r = sim::run_in_child([&] {
     auto s = scenario(4);
     s.faults.push_back({});
     s.faults[0].at_s = 0.004;  // simulated: mid-decode

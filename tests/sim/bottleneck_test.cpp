@@ -11,7 +11,7 @@
 #include "engine/input/scenario_file.hpp"
 #include "engine/input/workload.hpp"
 #include "engine/report/report.hpp"
-#include "sim/isolated.hpp"
+#include "sim/child_run.hpp"
 #include "sim/scenario_run.hpp"
 #include "sim/studies/scaling.hpp"
 
@@ -26,7 +26,7 @@ engine::Scenario load(const std::string& file) { return engine::load_scenario(kS
 
 // The report of a simulated scenario, built in a child process.
 json simulate(const engine::Scenario& s) {
-  const auto r = sim::run_isolated([&] {
+  const auto r = sim::run_in_child([&] {
     const auto& catalog = Catalog::builtin();
     const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);
     const auto plan = engine::make_plan(s, catalog, s.parallelism.value());

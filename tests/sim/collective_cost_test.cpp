@@ -7,11 +7,11 @@
 #include <simgrid/s4u.hpp>
 #include <tuple>
 
-#include "engine/base/choices.hpp"
+#include "engine/base/enums.hpp"
 #include "engine/base/error.hpp"
 #include "engine/node/collectives.hpp"
+#include "sim/child_run.hpp"
 #include "sim/fault_injector.hpp"
-#include "sim/isolated.hpp"
 #include "sim/simulation.hpp"
 
 namespace {
@@ -31,7 +31,7 @@ struct Conditions {
 
 // When the last rank finished the all-reduce.
 double simulated_all_reduce_s(int n, double bytes, AllReduceAlgorithm algo, const Conditions& setup = {}) {
-  const auto result = sim::run_isolated([&] {
+  const auto result = sim::run_in_child([&] {
     engine::LinkCard card;
     card.name = "ideal";
     card.bandwidth = kBandwidth;
@@ -99,7 +99,7 @@ INSTANTIATE_TEST_SUITE_P(Idle, AllReduceCost,
 // from down_s to up_s.
 std::string outcomes_under_outage(engine::SimulationLevel level, std::array<double, 2> enter_s, double down_s,
                                   double up_s) {
-  const auto result = sim::run_isolated([&] {
+  const auto result = sim::run_in_child([&] {
     engine::LinkCard card;
     card.name = "ideal";
     card.bandwidth = kBandwidth;

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "engine/node/collectives.hpp"
-#include "sim/isolated.hpp"
+#include "sim/child_run.hpp"
 #include "sim/platform.hpp"
 #include "sim/simulation.hpp"
 
@@ -20,7 +20,7 @@ namespace {
 // `rank0_sleeps`, rank 0 sleeps instead of computing: SimGrid's clock then
 // moves on while the others, their compute deferred, wait for it.
 std::vector<double> round_ends(double quiet_until_s, double deadline_s, int rounds, bool rank0_sleeps = false) {
-  const auto result = sim::run_isolated([&] {
+  const auto result = sim::run_in_child([&] {
     engine::LinkCard card;
     card.name = "ideal";
     card.bandwidth = 6.875e9;

@@ -6,7 +6,7 @@
 #include "engine/cards/stack_profile.hpp"
 #include "engine/plan/cost_model.hpp"
 #include "engine/plan/planner.hpp"
-#include "sim/isolated.hpp"
+#include "sim/child_run.hpp"
 #include "sim/scenario_run.hpp"
 
 namespace {
@@ -31,7 +31,7 @@ engine::Scenario scenario(int nodes, const std::string& model, const std::string
 
 // Token times of the single request, simulated in a child process.
 std::vector<double> token_times(const engine::Scenario& s, engine::Strategy strategy) {
-  const auto r = sim::run_isolated([&] {
+  const auto r = sim::run_in_child([&] {
     const auto& catalog = Catalog::builtin();
     const auto plan = engine::make_plan(s, catalog, strategy);
     const auto profile = engine::StackProfile::load(catalog.dir(), "meshinfer");

@@ -14,7 +14,7 @@
 #include "engine/node/run_result.hpp"
 #include "engine/plan/planner.hpp"
 #include "engine/report/report.hpp"
-#include "sim/isolated.hpp"
+#include "sim/child_run.hpp"
 #include "sim/scenario_run.hpp"
 #include "support/cli_runner.hpp"
 
@@ -30,7 +30,7 @@ engine::Scenario load(const std::string& file) { return engine::load_scenario(kC
 // The whole report of a simulated scenario, built in a child process; `cards`
 // replace the built-in cards of their names.
 json simulate(const engine::Scenario& s, const std::vector<engine::LinkCard>& cards = {}) {
-  const auto r = sim::run_isolated([&] {
+  const auto r = sim::run_in_child([&] {
     auto catalog = engine::catalog_for(s, Catalog::builtin());  // with the card of a model directory
     for (const engine::LinkCard& card : cards) catalog.add(card);
     const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);

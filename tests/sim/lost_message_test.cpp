@@ -9,8 +9,8 @@
 
 #include "engine/base/error.hpp"
 #include "engine/node/collectives.hpp"
+#include "sim/child_run.hpp"
 #include "sim/fault_injector.hpp"
-#include "sim/isolated.hpp"
 #include "sim/platform.hpp"
 #include "sim/simulation.hpp"
 
@@ -41,7 +41,7 @@ void cut_cable(sim::Simulation& simulation, double at, double for_s) {
 // account of the pair: "taken numbered gap". `outage_at`/`for`: the cable is
 // down then (none when negative).
 std::string stream_across_an_outage(double outage_at, double outage_for) {
-  const auto result = sim::run_isolated([&] {
+  const auto result = sim::run_in_child([&] {
     engine::LinkCard card;
     card.name = "slow";
     card.bandwidth = 1e9;
@@ -98,7 +98,7 @@ TEST(LostMessage, AShortCableOutageFailsTheSenderInsteadOfDeliveringTheNextMessa
 // when each began on rank 0. The cable is down from `outage_at` for
 // `outage_for` (none when negative).
 std::string collectives_across_an_outage(double outage_at, double outage_for) {
-  const auto result = sim::run_isolated([&] {
+  const auto result = sim::run_in_child([&] {
     engine::LinkCard card;
     card.name = "slow";
     card.bandwidth = 1e9;

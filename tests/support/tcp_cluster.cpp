@@ -10,13 +10,13 @@
 
 namespace testsupport {
 
-std::vector<sim::IsolatedResult> run_tcp_cluster(int n, const std::function<std::string(engine::Runtime&)>& fn,
+std::vector<sim::ChildResult> run_tcp_cluster(int n, const std::function<std::string(engine::Runtime&)>& fn,
                                                  unsigned alarm_s) {
   return run_tcp_cluster(
       n, fn, [](int, hw::TcpOptions&) {}, alarm_s);
 }
 
-std::vector<sim::IsolatedResult> run_tcp_cluster(int n, const std::function<std::string(engine::Runtime&)>& fn,
+std::vector<sim::ChildResult> run_tcp_cluster(int n, const std::function<std::string(engine::Runtime&)>& fn,
                                                  const std::function<void(int, hw::TcpOptions&)>& configure,
                                                  unsigned alarm_s) {
   // The coordinator's socket is bound before forking, so no rank races for the port.
@@ -51,7 +51,7 @@ std::vector<sim::IsolatedResult> run_tcp_cluster(int n, const std::function<std:
     pipes[r] = fds[0];
   }
   ::close(listen_fd);
-  std::vector<sim::IsolatedResult> results(n);
+  std::vector<sim::ChildResult> results(n);
   for (int r = 0; r < n; ++r) {
     std::string buf;
     char chunk[4096];

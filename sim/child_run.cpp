@@ -1,4 +1,4 @@
-#include "sim/isolated.hpp"
+#include "sim/child_run.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,7 +22,7 @@ void write_all(int fd, const std::string& s) {
 
 }  // namespace
 
-IsolatedResult run_isolated(const std::function<std::string()>& fn) {
+ChildResult run_in_child(const std::function<std::string()>& fn) {
   std::fflush(nullptr);
   int fds[2];
   if (::pipe(fds) != 0) return {false, std::string("pipe: ") + std::strerror(errno)};

@@ -1,6 +1,6 @@
-// The closed sets of engine/base/choices.hpp: one spelling per value, read back the
+// The closed sets of engine/base/enums.hpp: one spelling per value, read back the
 // same, written to JSON as text.
-#include "engine/base/choices.hpp"
+#include "engine/base/enums.hpp"
 
 #include <gtest/gtest.h>
 

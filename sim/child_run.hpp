@@ -8,11 +8,11 @@
 
 namespace sim {
 
-struct IsolatedResult {
+struct ChildResult {
   bool ok = false;     // the function returned normally
   std::string output;  // its return value, or the error / signal that ended it
 };
 
-IsolatedResult run_isolated(const std::function<std::string()>& fn);
+ChildResult run_in_child(const std::function<std::string()>& fn);
 
 }  // namespace sim
