@@ -18,7 +18,7 @@
 #include <span>
 
 #include "engine/checkpoint/safetensors.hpp"
-#include "engine/compute/affine_kernels.hpp"
+#include "engine/compute/affine_rows.hpp"
 
 namespace engine::cpu {
 

@@ -1,5 +1,5 @@
-// MLX affine-quantized matrices computed from their packed words (FORMATS.md
-// section 2.2): w[r, j] = scale[r, g]·q[r, j] + bias[r, g], g = j / group;
+// MLX affine-quantized matrices computed from their packed words
+// (docs/checkpoint-formats.md#mlx-packing): w[r, j] = scale[r, g]·q[r, j] + bias[r, g], g = j / group;
 // q packed LSB first, word k of a row holding elements k·(32/bits) + i at
 // shift i·bits. No weight is expanded in memory: a few rows of x (decode)
 // are dotted with the packed words, Σ_g scale·d·(Σ q·xq) + bias·(Σ x) with x
@@ -14,23 +14,11 @@
 #include <cstdint>
 #include <span>
 
+#include "engine/compute/affine_rows.hpp"
+
 namespace engine::cpu {
 
 class ThreadPool;
-
-enum class ScaleType { kF32, kBF16, kF16 };
-
-// Rows of a stored quantized matrix: row r's words start at byte 4·r·row_words
-// of q, its scales and biases at element r·row_groups. None need be aligned:
-// MLX's writer does not align tensors, and the kernels read them in place.
-struct AffineRows {
-  const void* q = nullptr;
-  const void* scales = nullptr;
-  const void* biases = nullptr;
-  ScaleType scale_type = ScaleType::kBF16;
-  int bits = 4, group = 64;
-  std::int64_t row_words = 0, row_groups = 0;
-};
 
 // Inputs from which a product takes the tile dots, or without them
 // dequantizes blocks of rows for BLAS, rather than one row dot per input row.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/compute/affine_dot.hpp"
+#include "engine/compute/affine_kernels.hpp"
 #include "engine/compute/cpu_ops.hpp"
 #include "engine/compute/thread_pool.hpp"
 

@@ -1,6 +1,6 @@
 // MLX affine-quantized checkpoints (make-model --quant) computed from their
 // packed weights give the greedy tokens of the engine's own f32 path on the
-// same weights dequantized here, by this file's own reading of FORMATS.md
+// same weights dequantized here, by this file's own reading of docs/checkpoint-formats.md#mlx-packing
 // (bit by bit from the LSB-first stream), wherever the f32 path's top-two
 // logit margin is not a near tie; and the same under tensor and expert
 // placements, whose blocks cut quantization groups in two.
