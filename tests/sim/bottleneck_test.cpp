@@ -7,13 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/cards/stack_profile.hpp"
 #include "engine/input/scenario_file.hpp"
-#include "engine/input/workload.hpp"
-#include "engine/report/report.hpp"
-#include "sim/child_run.hpp"
-#include "sim/scenario_run.hpp"
 #include "sim/studies/scaling.hpp"
+#include "support/simulated_report.hpp"
 
 namespace {
 
@@ -24,18 +20,7 @@ const std::string kScenarios = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/"
 
 engine::Scenario load(const std::string& file) { return engine::load_scenario(kScenarios + file, Catalog::builtin()); }
 
-// The report of a simulated scenario, built in a child process.
-json simulate(const engine::Scenario& s) {
-  const auto r = sim::run_in_child([&] {
-    const auto& catalog = Catalog::builtin();
-    const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);
-    const auto plan = engine::make_plan(s, catalog, s.parallelism.value());
-    const auto result = sim::simulate(s, catalog, plan, profile, engine::make_requests(s.workload, s.seed));
-    return engine::build_report(s, catalog, plan, profile.name, result, s.seed).dump();
-  });
-  if (!r.ok) throw std::runtime_error(r.output);
-  return json::parse(r.output);
-}
+using testsupport::simulated_report;
 
 double sum_of_terms(const json& terms) {
   double sum = 0;
@@ -64,7 +49,7 @@ void expect_terms_add_up_to_the_itl(const json& report) {
 TEST(Bottleneck, TensorTermsAddUpToTheItl) {
   engine::Scenario s = load("default.json");
   s.workload.requests = 2;
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   expect_terms_add_up_to_the_itl(report);
   // Every node launches every layer's kernels: dispatch, not the weights, is most of a token.
   const auto& d = report["bottleneck"]["decode"];
@@ -76,13 +61,13 @@ TEST(Bottleneck, ExpertTermsAddUpToTheItl) {
   engine::Scenario s = load("default.json");
   s.parallelism = engine::Strategy::kExpert;
   s.workload.requests = 2;
-  expect_terms_add_up_to_the_itl(simulate(s));
+  expect_terms_add_up_to_the_itl(simulated_report(s));
 }
 
 TEST(Bottleneck, PipelineStagesWaitForEachOther) {
   engine::Scenario s = load("qwen3-235b-8bit-4node-pipeline.json");
   s.workload.requests = 2;
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   expect_terms_add_up_to_the_itl(report);
   // One stage of four computes while the others wait: most of each node's token is waiting.
   for (const auto& n : report["bottleneck"]["decode"]["nodes"])
@@ -90,7 +75,7 @@ TEST(Bottleneck, PipelineStagesWaitForEachOther) {
 }
 
 TEST(Bottleneck, ARerouteShowsItsRelayHops) {
-  const json report = simulate(load("ci/link-down-reroute.json"));
+  const json report = simulated_report(load("ci/link-down-reroute.json"));
   expect_terms_add_up_to_the_itl(report);
   double relay = 0;
   for (const auto& n : report["bottleneck"]["decode"]["nodes"]) relay = std::max(relay, n["relay_s"].get<double>());

@@ -6,17 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/cards/model_math.hpp"
-#include "engine/cards/stack_profile.hpp"
 #include "engine/checkpoint/random_model.hpp"
 #include "engine/faults/oracle.hpp"
 #include "engine/faults/tcp_instability.hpp"
 #include "engine/input/scenario_file.hpp"
 #include "engine/node/run_result.hpp"
 #include "engine/plan/planner.hpp"
-#include "engine/report/report.hpp"
-#include "sim/child_run.hpp"
-#include "sim/scenario_run.hpp"
 #include "support/cli_runner.hpp"
+#include "support/simulated_report.hpp"
 
 namespace {
 
@@ -27,20 +24,7 @@ const std::string kCi = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/ci/";
 
 engine::Scenario load(const std::string& file) { return engine::load_scenario(kCi + file, Catalog::builtin()); }
 
-// The whole report of a simulated scenario, built in a child process; `cards`
-// replace the built-in cards of their names.
-json simulate(const engine::Scenario& s, const std::vector<engine::LinkCard>& cards = {}) {
-  const auto r = sim::run_in_child([&] {
-    auto catalog = engine::catalog_for(s, Catalog::builtin());  // with the card of a model directory
-    for (const engine::LinkCard& card : cards) catalog.add(card);
-    const auto profile = engine::StackProfile::load(catalog.dir(), s.profile);
-    const auto plan = engine::make_plan(s, catalog, s.parallelism.value());
-    const auto result = sim::simulate(s, catalog, plan, profile, engine::make_requests(s.workload, s.seed));
-    return engine::build_report(s, catalog, plan, profile.name, result, s.seed).dump();
-  });
-  if (!r.ok) throw std::runtime_error(r.output);
-  return json::parse(r.output);
-}
+using testsupport::simulated_report;
 
 double event_time(const json& report, const std::string& kind) {
   for (const auto& e : report["events"])
@@ -50,7 +34,7 @@ double event_time(const json& report, const std::string& kind) {
 
 TEST(Faults, ReplanAfterLosingA256GbNodeKeepsEveryRequestAndPaysTheReload) {
   const auto s = load("node-crash-replan.json");
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
   for (const auto& r : report["requests"]) {
     EXPECT_EQ(r["status"], "completed") << r.dump();
@@ -72,14 +56,14 @@ TEST(Faults, ReplanAfterLosingA256GbNodeKeepsEveryRequestAndPaysTheReload) {
 
 TEST(Faults, CrashIsDetectedWithinTheHeartbeatTimeout) {
   const auto s = load("node-crash-replan.json");
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   const double detect = report["faults"]["time_to_detect_s"].get<double>();
   EXPECT_GE(detect, s.heartbeat_timeout_s);
   EXPECT_LE(detect, s.heartbeat_timeout_s + 2 * s.heartbeat_s);
 }
 
 TEST(Faults, FailStopEndsEveryRequestWithTheCause) {
-  const json report = simulate(load("node-crash-fail-stop.json"));
+  const json report = simulated_report(load("node-crash-fail-stop.json"));
   EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
   for (const auto& r : report["requests"]) {
     EXPECT_EQ(r["status"], "failed");
@@ -101,7 +85,7 @@ TEST(Faults, LosingA512GbNodeOfTwoNodeDeepSeekCannotBeReplannedAndFailsCleanly) 
   const auto& m = catalog.model("deepseek-v3.1");
   const auto& hw = catalog.hardware("m3-ultra-512gb");
   ASSERT_GT(engine::weight_bytes(m, m.quant("8bit")), hw.memory_bytes * hw.usable_memory_fraction);
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
   for (const auto& r : report["requests"]) {
     EXPECT_EQ(r["status"], "failed");
@@ -111,7 +95,7 @@ TEST(Faults, LosingA512GbNodeOfTwoNodeDeepSeekCannotBeReplannedAndFailsCleanly) 
 }
 
 TEST(Faults, CoordinatorLossFailsOpenRequestsWithThatCause) {
-  const json report = simulate(load("coordinator-crash.json"));
+  const json report = simulated_report(load("coordinator-crash.json"));
   EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
   for (const auto& r : report["requests"]) EXPECT_EQ(r["status"], "failed");
   EXPECT_GE(event_time(report, "detected"), 1.0);
@@ -121,7 +105,7 @@ TEST(Faults, ThrottledNodeSlowsTensorParallelDecodeWithoutFailures) {
   const auto s = load("node-slow.json");
   engine::Scenario healthy = s;
   healthy.faults.clear();
-  const json slow = simulate(s), fast = simulate(healthy);
+  const json slow = simulated_report(s), fast = simulated_report(healthy);
   EXPECT_EQ(slow["summary"]["requests"]["failed"], 0);
   // Every block waits for the slowest member: much slower, but no more than the throttle itself.
   const double ratio = slow["summary"]["itl_s"]["p50"].get<double>() / fast["summary"]["itl_s"]["p50"].get<double>();
@@ -132,7 +116,7 @@ TEST(Faults, ThrottledNodeSlowsTensorParallelDecodeWithoutFailures) {
 TEST(Faults, TooShortADeadlineIsAnInvariantViolation) {
   engine::Scenario s = load("decode-speed-floor.json");
   s.deadline_s = 0.5;
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   ASSERT_FALSE(report["invariants"].empty());
   EXPECT_NE(report["invariants"][0].get<std::string>().find("deadline"), std::string::npos)
       << report["invariants"].dump();
@@ -144,7 +128,7 @@ namespace {
 
 TEST(Faults, RdmaStackFailureFallsBackToTheSecondaryNetworkAndLosesNoRequest) {
   const auto s = load("rdma-failure-fallback.json");
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
   for (const auto& r : report["requests"]) EXPECT_EQ(r["status"], "completed") << r.dump();
   // Nothing is reloaded or recomputed: the same placement on a slower network.
@@ -154,13 +138,13 @@ TEST(Faults, RdmaStackFailureFallsBackToTheSecondaryNetworkAndLosesNoRequest) {
   engine::Scenario calm = s;
   calm.faults.clear();
   EXPECT_LT(report["summary"]["decode_tokens_per_s"].get<double>(),
-            simulate(calm)["summary"]["decode_tokens_per_s"].get<double>());
+            simulated_report(calm)["summary"]["decode_tokens_per_s"].get<double>());
 }
 
 TEST(Faults, RdmaStackFailureUnderFailStopDropsTheInstance) {
   engine::Scenario s = load("rdma-failure-fallback.json");
   s.recovery = engine::RecoveryPolicy::kFailStop;
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
   EXPECT_EQ(report["summary"]["requests"]["completed"], 0);
 }
@@ -218,7 +202,7 @@ TEST(Faults, ReroutedCableKeepsEveryNodeCostsOneExtraHopPerCollectiveAndCarriesN
   s.faults[0].at_s = 0.5;
   engine::Scenario calm = s;
   calm.faults.clear();
-  const json cut = simulate(s), whole = simulate(calm);
+  const json cut = simulated_report(s), whole = simulated_report(calm);
   expect_all(cut, "completed");
   EXPECT_TRUE(has_event(cut, "recovered", "rerouted m2-m3 through m1"));
   // No re-placement: nothing reloaded or recomputed, back within a heartbeat timeout of the detection.
@@ -248,7 +232,7 @@ TEST(Faults, ReroutedCableKeepsEveryNodeCostsOneExtraHopPerCollectiveAndCarriesN
 TEST(Faults, RerouteCannotReplaceACrashedNodeAndSaysSo) {
   engine::Scenario s = load("node-crash-replan.json");
   s.recovery = engine::RecoveryPolicy::kReroute;
-  expect_all(simulate(s), "failed", "is down (a detour only replaces a cable)");
+  expect_all(simulated_report(s), "failed", "is down (a detour only replaces a cable)");
 }
 
 // Chaos seed 710176 on this scenario: a node still following a detour through
@@ -269,7 +253,7 @@ TEST(Faults, ADetourThroughANodeThatHasJustDiedEndsTheRunWithACauseNotAnAbort) {
   m1.target = "m1";
   m1.node = 0;
   s.faults = {rdma, m2, m1};
-  const json report = simulate(s);  // throws when the simulation itself died
+  const json report = simulated_report(s);  // throws when the simulation itself died
   EXPECT_TRUE(has_event(report, "recovered", "through m2"));
   expect_all(report, "failed", "is down (a detour only replaces a cable)");
 }
@@ -281,7 +265,7 @@ TEST(Faults, FlappingCableUnderRerouteIsDetouredAndLosesNothing) {
   s.faults[0].period_s = 1.0;
   s.faults[0].duty = 0.5;
   s.faults[0].duration_s = 3;
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   expect_all(report, "completed");
   EXPECT_TRUE(has_event(report, "recovered", "rerouted m2-m3"));
 }
@@ -297,7 +281,7 @@ TEST(Faults, CableFlappingFasterThanTheTimeoutLosesNoRequestAndBlamesNoNode) {
   s.faults[0].duration_s = 2;
   // A beat may be just missed before each outage: silent for up to the outage plus one heartbeat.
   ASSERT_LT(s.faults[0].duty * s.faults[0].period_s, s.heartbeat_timeout_s - s.heartbeat_s);
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   expect_all(report, "completed");
   EXPECT_EQ(event_time(report, "detected"), -1) << report["events"].dump();
   EXPECT_GT(event_time(report, "step-rerun"), 0) << report["events"].dump();
@@ -313,7 +297,7 @@ TEST(Faults, FallbackDoesNotMistakeACrashedNodeForANetworkFailure) {
   s.faults[0].kind = engine::FaultKind::kNodeCrash;
   s.faults[0].target = "m3";
   s.faults[0].node = 2;
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   expect_all(report, "failed", "m3 is down (another network cannot bring it back)");
   EXPECT_TRUE(has_event(report, "recovered", "m3 was silent on every cable")) << report["events"].dump();
   EXPECT_LE(event_time(report, "instance-failed"), s.faults[0].at_s + 2 * (s.heartbeat_timeout_s + 3 * s.heartbeat_s))
@@ -321,7 +305,7 @@ TEST(Faults, FallbackDoesNotMistakeACrashedNodeForANetworkFailure) {
 }
 
 TEST(Faults, ClientRetriesTheRequestsAReplanCutOffUnderTheirIds) {
-  const json report = simulate(load("node-crash-replan.json"));
+  const json report = simulated_report(load("node-crash-replan.json"));
   expect_all(report, "completed");
   int retried = 0;
   for (const auto& r : report["requests"]) {
@@ -335,7 +319,7 @@ TEST(Faults, ClientRetriesTheRequestsAReplanCutOffUnderTheirIds) {
 TEST(Faults, AClientOutOfTriesGivesUpWithTheRecoveryAsTheCause) {
   engine::Scenario s = load("node-crash-replan.json");
   s.workload.max_tries = 1;
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
   int gave_up = 0;
   for (const auto& r : report["requests"])
@@ -356,7 +340,7 @@ TEST(Faults, DegradedCableSlowsEveryCollectiveByItsAddedLatency) {
   s.faults[0].added_latency_s = 100e-6;
   engine::Scenario calm = s;
   calm.faults.clear();
-  const json slow = simulate(s), fast = simulate(calm);
+  const json slow = simulated_report(s), fast = simulated_report(calm);
   expect_all(slow, "completed");
   EXPECT_EQ(slow["faults"]["time_to_detect_s"], nullptr) << "a slower cable is not a failure";
   const auto& link = Catalog::builtin().link(s.fabric.link);
@@ -370,7 +354,7 @@ TEST(Faults, DegradedCableSlowsEveryCollectiveByItsAddedLatency) {
 TEST(Faults, RestartedNodeIsReplacedAndStaysOutOfTheInstance) {
   engine::Scenario s = load("node-crash-replan.json");
   s.faults[0].kind = engine::FaultKind::kNodeRestart;
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   expect_all(report, "completed");
   EXPECT_TRUE(has_event(report, "recovered", "re-placed on 3 node(s)"));
   EXPECT_TRUE(has_event(report, "node-up", "not running until the cluster re-admits it"));
@@ -402,7 +386,7 @@ TEST(Faults, TcpInstabilityRebootsTwoNodesAndTheOutcomeFollowsFromTheSurvivors) 
   s.faults[0] = {};
   s.faults[0].at_s = 1.0;
   s.faults[0].kind = engine::FaultKind::kTcpInstability;
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
   std::vector<int> survivors{0, 1, 2, 3}, rebooted;
   for (const auto& e : report["events"])
@@ -440,7 +424,7 @@ TEST(Faults, TcpInstabilityRebootsTwoNodesAndTheOutcomeFollowsFromTheSurvivors) 
 namespace {
 
 TEST(Faults, HungNodeIsReplacedAndLeavesQuietlyWhenItAnswersAgain) {
-  const json report = simulate(load("node-hang-replan.json"));
+  const json report = simulated_report(load("node-hang-replan.json"));
   expect_all(report, "completed");
   const double resumed = event_time(report, "node-resumed");
   ASSERT_GT(resumed, 0);
@@ -465,7 +449,7 @@ TEST(Faults, OverlappingHangsEndWhenTheLastOneDoes) {
   s.faults[0].duration_s = 2;  // 1.0 .. 3.0
   s.faults[1].at_s = 2;        // 2.0 .. 4.0: outlasts the first
   s.faults[1].duration_s = 2;
-  const json report = simulate(s);
+  const json report = simulated_report(s);
   expect_all(report, "completed");
   int resumed = 0;
   for (const auto& e : report["events"])
@@ -494,7 +478,7 @@ engine::Scenario chaos_seed(const std::string& file, unsigned long long seed, co
 
 // The report, checked by the invariants and by the oracle, which knows only the schedule.
 json simulate_and_judge(const engine::Scenario& s) {
-  const json report = simulate(s);  // throws when the simulation itself died
+  const json report = simulated_report(s);  // throws when the simulation itself died
   EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
   const auto verdicts = engine::judge_run(s, Catalog::builtin(), report);
   EXPECT_TRUE(verdicts.empty()) << json(verdicts).dump() << "\nevents: " << report["events"].dump();
@@ -706,7 +690,7 @@ TEST(Faults, ARetriedRequestProducesEachOfTheCalmRunsTokensExactlyOnce) {
   j["workload"] = {{"requests", 2}, {"prompt_tokens", 16}, {"output_tokens", 64}};
   j["faults"] = json::array();
   engine::Scenario s = engine::parse_scenario(j.dump(), kCi + "node-crash-replan.json", Catalog::builtin());
-  const json calm = simulate(s);
+  const json calm = simulated_report(s);
   expect_all(calm, "completed");
   const json& first = calm["requests"][0];
   engine::FaultSpec crash;
@@ -715,7 +699,7 @@ TEST(Faults, ARetriedRequestProducesEachOfTheCalmRunsTokensExactlyOnce) {
   crash.node = 2;
   crash.at_s = (first["first_token_s"].get<double>() + first["finish_s"].get<double>()) / 2;  // mid-decode
   s.faults = {crash};
-  const json cut = simulate(s);
+  const json cut = simulated_report(s);
   expect_all(cut, "completed");
   ASSERT_TRUE(has_event(cut, "recovered", "re-placed on 3 node(s)")) << cut["events"].dump();
   int retried = 0;
@@ -743,13 +727,13 @@ TEST(Faults, AStepRunAgainResumesOnTheCachedContextAndGivesTheCalmRunsTokens) {
   engine::Scenario s = engine::parse_scenario(j.dump(), kCi + "link-down-reroute.json", Catalog::builtin());
   engine::FaultSpec cut = s.faults.at(0);  // link-down m2-m3
   s.faults.clear();
-  const json calm = simulate(s);
+  const json calm = simulated_report(s);
   expect_all(calm, "completed");
   cut.at_s = calm["requests"][0]["first_token_s"].get<double>();
   cut.duration_s = 0.15;
   ASSERT_LT(cut.duration_s, s.heartbeat_timeout_s - s.heartbeat_s);
   s.faults = {cut};
-  const json rerun = simulate(s);
+  const json rerun = simulated_report(s);
   expect_all(rerun, "completed");
   EXPECT_GT(event_time(rerun, "step-rerun"), 0) << rerun["events"].dump();
   for (std::size_t i = 0; i < rerun["requests"].size(); ++i) {
@@ -780,10 +764,10 @@ TEST(Faults, ANodeLeftOutThatResumesLeavesTheSurvivorsCachesAlone) {
   probed.frame_bytes = 1500;
   const std::vector<engine::FaultSpec> hang = s.faults;  // m2 silent from 1 s to 6 s
   s.faults.clear();
-  const json calm = simulate(s, {probed});
+  const json calm = simulated_report(s, {probed});
   expect_all(calm, "completed");
   s.faults = hang;
-  const json resumed = simulate(s, {probed});
+  const json resumed = simulated_report(s, {probed});
   expect_all(resumed, "completed");
   int detected = 0;
   for (const auto& e : resumed["events"]) detected += e["kind"] == "detected";
