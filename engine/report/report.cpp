@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "engine/base/build_info.hpp"
+#include "engine/faults/cable_downtime.hpp"
 #include "engine/node/invariants.hpp"
 #include "engine/report/bottleneck.hpp"
 #include "engine/report/markdown.hpp"
@@ -216,7 +217,9 @@ ordered_json nodes_json(const Scenario& s, const RunResult& r) {
 
 ordered_json links_json(const Scenario& s, const Catalog& catalog, const RunResult& r) {
   ordered_json links = ordered_json::array();
-  for (const Cable& c : s.fabric.cables) {
+  const auto downtimes = cable_downtimes(s, catalog, r.end_s);
+  for (std::size_t k = 0; k < s.fabric.cables.size(); ++k) {
+    const Cable& c = s.fabric.cables[k];
     const auto ab = bytes_between(r, c.a, c.b), ba = bytes_between(r, c.b, c.a);
     links.push_back(
         {{"a", s.nodes[c.a].name},
@@ -225,6 +228,8 @@ ordered_json links_json(const Scenario& s, const Catalog& catalog, const RunResu
          {"bytes_a_to_b", ab},
          {"bytes_b_to_a", ba},
          {"utilization", ratio(static_cast<double>(std::max(ab, ba)), catalog.link(c.link).bandwidth * r.end_s)}});
+    for (const Downtime& d : downtimes[k])  // only a cable that went down has the key
+      links.back()["down"].push_back({{"from_s", d.from_s}, {"to_s", time_or_null(d.to_s)}});
   }
   return links;
 }

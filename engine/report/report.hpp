@@ -26,7 +26,9 @@
 //                  `run` adds scaling (sim/studies/scaling.hpp): the model on 1, 2, 4 ... nodes
 //   nodes         [{rank, name, hardware, compute_s, comm_s, idle_s, utilization,
 //                   bytes_sent, messages_sent, error}]
-//   links         [{a, b, link, bytes_a_to_b, bytes_b_to_a, utilization}]
+//   links         [{a, b, link, bytes_a_to_b, bytes_b_to_a, utilization, down}]  down only
+//                  when the cable went down: [{from_s, to_s}] (to_s null: down at the end),
+//                  as the run's faults held it (engine/faults/cable_downtime.hpp)
 //   link_cards    [{name, bandwidth_gbps, latency_us, per_message_overhead_us, frame_bytes}]
 //                  every link card the run used (cables and secondary network), by name
 //   requests      [{id, prompt_tokens, output_tokens, arrival_s, first_token_s,

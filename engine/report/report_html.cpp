@@ -133,16 +133,22 @@ void cluster(std::string& out, const ordered_json& report, const ordered_json& p
       const double len = std::max(1.0, std::sqrt((bx - ax) * (bx - ax) + (by - ay) * (by - ay)));
       const double off = 10.0 * seen[{a, b}]++;
       const double ox = -(by - ay) / len * off, oy = (bx - ax) / len * off;
+      // A cable that went down says when; drawn down if it still was at the end.
+      const std::string down = downtime_text(l);
+      const char* state = down.empty() ? "" : l.at("down").back().at("to_s").is_null() ? "down" : "restored";
       put(out,
           "<g class=\"cable\"><line class=\"cable\" data-a=\"{}\" data-b=\"{}\" data-link=\"{}\" "
-          "data-utilization=\"{}\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"></line>",
-          escape_markup(a), escape_markup(b), escape_markup(str(l, "link")), num(dbl(l, "utilization")), ax + ox,
+          "data-utilization=\"{}\"{} x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"></line>",
+          escape_markup(a), escape_markup(b), escape_markup(str(l, "link")), num(dbl(l, "utilization")),
+          down.empty() ? "" : fmt::format(" data-state=\"{}\" data-down=\"{}\"", state, escape_markup(down)), ax + ox,
           ay + oy, bx + ox, by + oy);
       const auto [lx, ly] = label_spot({ax + ox, ay + oy}, {bx + ox, by + oy}, labels);
       const std::string label = str(l, "link") + " · " + percent(dbl(l, "utilization"));
-      const double half = 3.2 * label.size() + 4;  // about half the text's width at 11 px
-      rect(out, "label-bg", lx - half, ly - 8, 2 * half, 16);
+      // About half the text's width at 11 px; when it went down, a second line says so.
+      const double half = 3.2 * std::max(label.size(), down.size()) + 4;
+      rect(out, "label-bg", lx - half, ly - 8, 2 * half, down.empty() ? 16 : 29);
       text(out, "cable-label", lx, ly + 4, label, "middle");
+      if (!down.empty()) text(out, "cable-label down", lx, ly + 17, down, "middle");
       out += "</g>";
     }
     for (const auto& node : nodes) {

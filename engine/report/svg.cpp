@@ -41,6 +41,8 @@ svg text{fill:var(--fg);font-size:11px}.muted,svg .muted{fill:var(--muted)}
 svg .phase-label{font-size:10px;fill:var(--muted);font-style:italic}svg .group-label{fill:var(--muted)}
 svg .lane-label{font-weight:600}.lane-label tspan{font-weight:400}
 line.cable{stroke:var(--link);stroke-width:2.5}svg .cable-label{font-size:11px}.label-bg{fill:var(--panel)}
+line.cable[data-state=down]{stroke:var(--fail);stroke-dasharray:8 5}svg .cable-label.down{fill:var(--fail)}
+.link-down{fill:var(--fail);fill-opacity:.3}svg .down-label{fill:var(--fail);font-size:10px;font-weight:600}
 .node-box{fill:var(--bg);stroke:var(--line);stroke-width:1.5}.node-box.failed{stroke:var(--fail);stroke-width:3}
 svg .node-name{font-weight:700;font-size:13px}svg .node-hw{font-size:11px;fill:var(--muted)}
 .mem-weights{fill:var(--mem)}.mem-free{fill:var(--memfree)}svg .bar-label{font-size:11px;fill:var(--muted)}

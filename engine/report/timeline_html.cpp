@@ -123,7 +123,31 @@ double peak_link_utilization(const ordered_json& tl) {
   return peak;
 }
 
+// A cable's downtimes as bands across its lane, each to when it came back or
+// to the end, saying when inside the first (the lane's label has no room).
+void down_bands(std::string& out, const ordered_json& link, const Scale& x, double y, double h) {
+  const auto& down = optional_list(link, "down");
+  for (const auto& d : down) {
+    const double from = dbl(d, "from_s"), to = d.at("to_s").is_null() ? x.d1 : dbl(d, "to_s");
+    rect(out, "link-down", x(from), y, std::max(1.0, x(to) - x(from)), h,
+         fmt::format(" data-from=\"{}\" data-to=\"{}\"", num(from), d.at("to_s").is_null() ? "" : num(to)));
+  }
+  if (!down.empty()) text(out, "down-label", x(dbl(down.front(), "from_s")) + 4, y + h / 2 + 4, downtime_text(link));
+}
+
 }  // namespace
+
+std::string downtime_text(const ordered_json& link) {
+  const auto& down = optional_list(link, "down");
+  if (down.empty()) return "";
+  const auto& first = down.front();
+  const bool ends_down = down.back().at("to_s").is_null();
+  if (down.size() > 1)
+    return fmt::format("down {} times from {:.2f} s{}", down.size(), dbl(first, "from_s"),
+                       ends_down ? ", still down at the end" : "");
+  return ends_down ? fmt::format("down at {:.2f} s", dbl(first, "from_s"))
+                   : fmt::format("down {:.2f}–{:.2f} s", dbl(first, "from_s"), dbl(first, "to_s"));
+}
 
 void timeline_chart(std::string& out, const ordered_json& report) {
   constexpr double kTop = kPlotTop, kNodeH = 34, kLinkH = 18, kGap = 5, kHeadH = 20, kRowH = 8;
@@ -147,6 +171,9 @@ void timeline_chart(std::string& out, const ordered_json& report) {
                   {"req-decode", "request: decoding"}};
   if (!optional_list(report, "events").empty()) items.push_back({"fault-swatch", "fault / event"});
   if (!optional_list(report, "phases").empty()) items.push_back({"phase", "recovery phase"});
+  const auto& cables = report.at("links");
+  if (std::any_of(cables.begin(), cables.end(), [](const auto& l) { return !downtime_text(l).empty(); }))
+    items.push_back({"link-down", "cable down"});
   figure(out, "timeline", "Timeline: what each node and link did over simulated time", kPageW, bottom + 44, items, [&] {
     for (std::size_t n = 0; n < nodes.size(); ++n) {
       const auto& node = nodes[n];
@@ -177,7 +204,8 @@ void timeline_chart(std::string& out, const ordered_json& report) {
       const std::string a = str(l, "a"), b = str(l, "b");
       const double y = links_top + k * (kLinkH + kGap);
       const double capacity = dbl(l, "bandwidth_bytes_per_s") * bucket_s;
-      const double whole_run = dbl(report.at("links")[k], "utilization");
+      const auto& totals = report.at("links")[k];
+      const double whole_run = dbl(totals, "utilization");
       lane(out,
            fmt::format("data-kind=\"link\" data-link=\"{}-{}\" data-card=\"{}\" data-utilization=\"{}\"",
                        escape_markup(a), escape_markup(b), escape_markup(str(l, "link")), num(whole_run)),
@@ -189,6 +217,7 @@ void timeline_chart(std::string& out, const ordered_json& report) {
                const double x0 = x(i * bucket_s);
                rect(out, "link-util", x0, y + kLinkH - h, x((i + 1) * bucket_s) - x0, h);
              }
+             down_bands(out, totals, x, y, kLinkH);
            });
     }
     text(out, "group-label", 8, requests_top - 7, fmt::format("requests ({})", report.at("requests").size()));

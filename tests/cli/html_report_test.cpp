@@ -2,6 +2,7 @@
 // Chromium renders it headless, and the checks read the DOM Chromium built
 // and the network log it kept. `make test` installs Chromium
 // (scripts/install-deps --with-browser); without it these tests skip, saying so.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -234,6 +235,44 @@ TEST_F(HtmlReport, FaultScenarioMarksFaultsAtTheirTimes) {
   chromium_->screenshot(dir + "/report.html", dir + "/report.png");
   EXPECT_EQ(png_size(dir + "/report.png"), (std::pair{1400, 2400}));
   std::cout << "screenshot: " << dir << "/report.png\n";
+}
+
+// The markup of the timeline lane of cable `link` ("m2-m3").
+std::string link_lane(const std::string& timeline, const std::string& link) {
+  const auto start = timeline.find("<g class=\"lane\" data-kind=\"link\" data-link=\"" + link + "\"");
+  return start == std::string::npos ? "" : timeline.substr(start, timeline.find("</g>", start) - start);
+}
+
+// The pulled cable of link-down-reroute carries nothing from the pull on, and
+// the page shows it down from that moment: in its lane and in the cluster.
+TEST_F(HtmlReport, APulledCableIsDrawnDownFromThatMoment) {
+  const std::string dir = run_scenario(kScenarios + "/ci/link-down-reroute.json", "html-link-down");
+  const auto report = ordered_json::parse(read_file(dir + "/report.json"));
+  const double pulled_s = report["faults"]["first_fault_s"].get<double>();
+  const auto& tl = report["timeline"];
+  const double bucket_s = tl["bucket_s"].get<double>();
+  for (std::size_t k = 0; k < report["links"].size(); ++k) {
+    const auto& l = report["links"][k];
+    const bool pulled = l["a"] == "m2" && l["b"] == "m3";
+    ASSERT_EQ(l.contains("down"), pulled) << l.dump();
+    if (!pulled) continue;
+    EXPECT_EQ(l["down"], ordered_json::parse(fmt::format(R"([{{"from_s": {}, "to_s": null}}])", pulled_s)));
+    for (std::size_t i = static_cast<std::size_t>(pulled_s / bucket_s) + 1; i < tl["buckets"].get<std::size_t>(); ++i)
+      EXPECT_EQ(tl["links"][k]["bytes_a_to_b"][i].get<double>() + tl["links"][k]["bytes_b_to_a"][i].get<double>(), 0)
+          << "bucket " << i;
+  }
+
+  const Page page = chromium_->open(dir + "/report.html");
+  const std::string cluster = figure(page.dom, "cluster");
+  EXPECT_EQ(attribute_values(cluster, "<line class=\"cable\"", "data-state"), std::vector<std::string>{"down"});
+  EXPECT_EQ(attribute_values(cluster, "<line class=\"cable\" data-a=\"m2\" data-b=\"m3\"", "data-down"),
+            std::vector<std::string>{"down at 1.00 s"});
+  const std::string timeline = figure(page.dom, "timeline");
+  EXPECT_EQ(count(timeline, "<rect class=\"link-down\""), 1);
+  EXPECT_EQ(attribute_values(link_lane(timeline, "m2-m3"), "<rect class=\"link-down\"", "data-from"),
+            std::vector<std::string>{"1"});
+  EXPECT_EQ(attribute_values(link_lane(timeline, "m2-m3"), "<rect class=\"link-down\"", "data-to"),
+            std::vector<std::string>{""});  // still down when the run ended
 }
 
 // The network check can fail: a page that loads one image is caught.

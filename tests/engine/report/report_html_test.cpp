@@ -113,6 +113,37 @@ TEST(ReportHtml, ClusterDrawsNodesAndCablesWithUtilization) {
   EXPECT_THAT(cl, HasSubstr("data-weight-gb=\"100\" data-memory-gb=\"200\""));
 }
 
+// A cable that went down is drawn down from that moment, in its lane and in
+// the cluster; one that came back is drawn up again, its label saying when.
+TEST(ReportHtml, ACableDownIsDrawnDownFromThatMomentAndUpAgainWhenItCameBack) {
+  auto rep = report();
+  rep["links"][1]["down"] = ordered_json::parse(R"json([{"from_s": 0.75, "to_s": null}])json");
+  rep["links"][2]["down"] = ordered_json::parse(R"json([{"from_s": 0.5, "to_s": 1.0}])json");
+  const std::string html = render_html(rep);
+
+  const std::string cl = figure(html, "cluster");
+  EXPECT_EQ(attribute_values(cl, "<line class=\"cable\"", "data-state"),
+            (std::vector<std::string>{"down", "restored"}));
+  EXPECT_THAT(cl, HasSubstr("data-a=\"a\" data-b=\"c\" data-link=\"tb5-rdma\" data-utilization=\"0.02\" "
+                            "data-state=\"down\" data-down=\"down at 0.75 s\""));
+  EXPECT_THAT(cl, HasSubstr(">tb5-rdma · 3.00%</text><text class=\"cable-label down\" x=\""));
+  EXPECT_THAT(cl, HasSubstr(">down 0.50–1.00 s</text>"));
+  EXPECT_THAT(cl, HasSubstr(">tb5-rdma · 1.00%</text>"));  // a-b never went down
+
+  const std::string tl = figure(html, "timeline");
+  EXPECT_EQ(attribute_values(tl, "<rect class=\"link-down\"", "data-from"),
+            (std::vector<std::string>{"0.75", "0.5"}));
+  EXPECT_EQ(attribute_values(tl, "<rect class=\"link-down\"", "data-to"), (std::vector<std::string>{"", "1"}));
+  // The 2 s run spans 1110 units from x = 190: down from 0.75 s (606.25) to the end (1300).
+  EXPECT_THAT(tl, HasSubstr("<rect class=\"link-down\" x=\"606.3\" y=\"202.0\" width=\"693.7\""));
+  EXPECT_THAT(tl, HasSubstr("<text class=\"down-label\" x=\"610.2\" y=\"215.0\" text-anchor=\"start\">"
+                            "down at 0.75 s</text>"));
+  EXPECT_THAT(tl, HasSubstr("<rect class=\"key link-down\""));  // in the legend
+  const std::string healthy = figure(render_html(report()), "timeline");
+  EXPECT_EQ(count(healthy, "<rect class=\"link-down\""), 0);
+  EXPECT_THAT(healthy, Not(HasSubstr("key link-down")));
+}
+
 TEST(ReportHtml, ACrashedNodeIsMarkedAndThePlacementAfterRecoveryIsDrawn) {
   auto rep = report();
   EXPECT_THAT(render_html(rep), Not(HasSubstr("id=\"cluster-after\"")));
