@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/report/svg.hpp"
+#include "engine/report/term_bars_html.hpp"
 #include "sim/studies/plan_sweep.hpp"
 
 namespace sim {
@@ -169,6 +170,12 @@ std::string render_plan_html(const ordered_json& plan) {
       {"ttft-by-nodes", "Time to first token (p99) against node count, per link type (best plan of each count joined)",
        "TTFT p99 (s)", "data-ttft-s", ttft_p99, true, dbl(q, "slo_ttft_s")});
   price_vs_speed(out, plan, links, points);
+  if (plan.contains("scaling")) {
+    put(out, "<section id=\"what-each-node-buys\"><h2>What each node buys: {}</h2>",
+        escape_markup(scaling_subject(plan)));
+    scaling_chart(out, plan.at("scaling"));
+    out += "</section>";
+  }
   candidates_table(out, plan);
   put(out, "<footer>Drawn by meshinfer from plan.json ({}); every figure is simulated.</footer></body></html>\n",
       escape_markup(str(plan, "schema")));

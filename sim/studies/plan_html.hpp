@@ -6,6 +6,8 @@
 //                          polyline.best per link; line.slo[data-ttft-s] with a TTFT SLO
 //   figure#price-vs-speed  circle.point[data-index][data-price], .chosen on the
 //                          cheapest meeting the SLO and the fastest; line.slo
+//   section#what-each-node-buys  the scaling view as report.html draws it
+//                          (engine/report/term_bars_html.hpp): figure#scaling, ul#scaling-limits
 //   table#candidates       tr[data-index] per simulated candidate, with its verdict
 //   table#dropped          tr[data-index] per dropped or failed candidate, with why
 #pragma once

@@ -370,16 +370,11 @@ json run_plan_sweep(const PlanQuery& q, const engine::Catalog& catalog) {
   return out;
 }
 
-namespace {
-
-// What the scaling view of a plan scaled: "qwen3-235b-a22b on m3-ultra-512gb, tb5-rdma".
 std::string scaling_subject(const json& plan) {
   const auto& q = plan["query"];
   return fmt::format("{} on {}, {}", q["model"].get<std::string>(), q["hardware"][0].get<std::string>(),
                      q["links"][0].get<std::string>());
 }
-
-}  // namespace
 
 std::string render_plan_table(const json& plan) {
   const auto& q = plan["query"];

@@ -41,5 +41,7 @@ std::string slo_text(double ttft_s, double itl_s, const std::string& end);
 // A candidate of plan.json in a line: "2x m3-ultra-512gb / tb5-rdma / tensor".
 std::string describe_candidate(const nlohmann::ordered_json& candidate);
 std::string render_plan_table(const nlohmann::ordered_json& plan);  // for stdout
+// What a plan's scaling view scaled: "qwen3-235b-a22b on m3-ultra-512gb, tb5-rdma".
+std::string scaling_subject(const nlohmann::ordered_json& plan);
 
 }  // namespace sim

@@ -5,9 +5,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "engine/report/markup.hpp"
 #include "support/cli_runner.hpp"
+#include "support/html_dom.hpp"
 
 namespace {
 
@@ -60,6 +62,15 @@ TEST(Plan, HtmlChartsEverySimulatedCandidateAndTheSlo) {
     if (c["status"] != "simulated")
       EXPECT_NE(html.find(engine::escape_markup(c["reason"].get<std::string>())), std::string::npos) << c["reason"];
   EXPECT_EQ(count(html, " chosen\""), plan["cheapest_meeting_slo"] == plan["fastest"] ? 1u : 2u);
+  // What each added node buys, drawn as report.html draws it: a decode token per simulated node count.
+  std::vector<std::string> token_ms;
+  for (const auto& p : plan["scaling"]["points"])
+    if (p["status"] == "simulated") token_ms.push_back(fmt::format("{}", 1e3 * p["decode"]["token_s"].get<double>()));
+  ASSERT_FALSE(token_ms.empty());
+  EXPECT_EQ(testsupport::attribute_values(testsupport::figure(html, "scaling"), "<g class=\"breakdown\"",
+                                          "data-token-ms"),
+            token_ms);
+  EXPECT_NE(html.find("<h2>What each node buys: qwen3-235b-a22b on m3-ultra-512gb, tb5-rdma</h2>"), std::string::npos);
   EXPECT_EQ(html.find("http"), std::string::npos);
 }
 
