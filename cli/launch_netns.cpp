@@ -14,6 +14,7 @@
 #include "engine/base/error.hpp"
 #include "hw/faults/netns_faults.hpp"
 #include "hw/faults/packet_loss.hpp"
+#include "hw/faults/stack_failure.hpp"
 #include "hw/launcher.hpp"
 #include "hw/membership_proof.hpp"
 #include "hw/netns_mesh.hpp"
@@ -81,6 +82,7 @@ int launch_netns(const NetnsLaunch& o) {
       load_for_run(o.scenario, o.cards, std::nullopt, false, engine::SimulationLevel::kMessage);
   auto refusal = hw::netns_refusal(l.scenario);
   if (!refusal) refusal = hw::packet_loss_refusal(l.scenario, o.rdma, true);
+  if (!refusal) refusal = hw::ip_surviving_stack_failure_refusal(l.scenario, o.rdma);
   if (refusal) throw engine::InputError(o.scenario, refusal->json_path, refusal->reason + " (launch --netns)");
   const std::string& link = l.scenario.fabric.link;
   const engine::LinkCard& cable = l.catalog.link(link);
@@ -131,12 +133,18 @@ int launch_netns(const NetnsLaunch& o) {
   hw::PacketLossSwitch packet_loss(l.scenario, out, [&](const engine::FaultSpec& f) {
     return std::vector<std::string>{mesh.address_towards(f.node, f.peer), mesh.address_towards(f.peer, f.node)};
   });
+  // An RDMA stack failure that IP survives fails softrdma's devices and leaves the veths up.
+  hw::StackFailureSwitch stack_failure(l.scenario, out, true);
+  std::vector<std::string> env;
+  if (packet_loss.armed()) env.push_back(packet_loss.setting());
+  if (stack_failure.armed()) env.push_back(stack_failure.setting());
+  if (!env.empty()) env.insert(env.begin(), "env");
   std::vector<std::vector<std::string>> commands;
   for (int r = 0; r < world; ++r) {
     std::vector<std::string> node = node_argv(r, cluster, o.scenario, out, o.cards, l.plan.strategy);
     node.insert(node.end(), {"--applied-faults", log, "--secret-stdin", "--add-latency"});
     for (const std::string& c : cards) node.insert(node.end(), {"--card", c});  // last: they replace the catalog's
-    if (packet_loss.armed()) node.insert(node.begin(), {"env", packet_loss.setting()});
+    node.insert(node.begin(), env.begin(), env.end());
     commands.push_back(hw::rank_command(spec, r, mesh.exec_prefix(), node));
   }
 
@@ -145,6 +153,7 @@ int launch_netns(const NetnsLaunch& o) {
   hw::NetnsFaults faults(l.scenario, mesh, rate_bps, boot_s);
   hw::LaunchHooks hooks = faults_on_rank0_clock(log, [&](double t_s, const std::vector<pid_t>& pids, const auto& note) {
     faults.apply_due(t_s, pids, note);
+    stack_failure.flip_due(t_s);  // its event is NetnsFaults', noted above
     for (const engine::RunEvent& e : packet_loss.apply_due(t_s)) note(e);
     faults.end_left_out(pids);
   });

@@ -98,6 +98,11 @@ void FaultInjector::apply(const engine::FaultAction& a) {
       update_speed(a.node);
       break;
     case Op::kRdmaStackFailure:
+      // IP that goes on keeps the cables: the engines' queue pairs fail instead (SimRuntime).
+      if (a.ip_survives) {
+        sim_.rdma_failed() = true;
+        break;
+      }
       holds_.fail_rdma_stack();
       for (const Wire& w : sim_.platform().wires)
         if (!w.card.switched) set_links(directions(cable_link_name(sim_.platform(), w.a, w.b)), false);

@@ -1,6 +1,7 @@
 // The simulator's actuator of a scenario's faults: cables go down, degrade
-// and flap; hosts crash, hang, slow down and restart; the RDMA fabric fails as
-// a whole. Runs as actors on the control host.
+// and flap; hosts crash, hang, slow down and restart; the RDMA stack fails as
+// a whole (its cables dark or, where IP survives it, the engines' queue pairs
+// failed: SimRuntime). Runs as actors on the control host.
 #pragma once
 
 #include <map>

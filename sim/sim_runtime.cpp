@@ -39,11 +39,13 @@ std::string mailbox_name(int src, int dst, int channel) {
 }
 
 SimRuntime::SimRuntime(int rank, const PlatformSpec& platform, const std::vector<double>& speed, int channel,
-                       FlowBoard* flows, double quiet_until_s, std::vector<Numbering>* numbering)
+                       FlowBoard* flows, double quiet_until_s, std::vector<Numbering>* numbering,
+                       const bool* rdma_failed)
     : rank_(rank),
       channel_(channel),
       platform_(platform),
       speed_(speed),
+      rdma_failed_(rdma_failed),
       quiet_until_s_(quiet_until_s),
       flows_(flows),
       numbering_(numbering) {
@@ -111,18 +113,29 @@ bool SimRuntime::use_secondary_network() {
   settle();
   sg4::this_actor::set_host(sg4::Host::by_name(secondary_host(platform_.hosts[rank_])));
   on_secondary_ = true;
+  reconnect_all();
+  return true;
+}
+
+void SimRuntime::reconnect_all() {
   for (Peer& peer : peers_) {
     peer.route = nullptr;
     ++peer.path;
     peer.next_number = 0;
-    // Reached on new connections from now on: what the peer sent on the
-    // old route and lost is lost with it, not a gap in what comes here.
     for (Peer::Path& from : peer.from) {
       from.resumes = true;
       from.hole = false;
     }
   }
-  return true;
+}
+
+void SimRuntime::meet_rdma_failure(int peer) {
+  if (!rdma_failed_ || !*rdma_failed_ || over_ip_ || on_secondary_) return;
+  const auto& wire = peers_.at(peer).wire;
+  if (!wire || wire->card.switched) return;
+  over_ip_ = true;
+  reconnect_all();
+  throw engine::PeerFailure(peer, "RDMA queue pair failed: the RDMA stack failed (IP over the cables goes on)");
 }
 
 bool SimRuntime::route_via(int dst, int relay) {
@@ -181,6 +194,7 @@ bool SimRuntime::route_via(int dst, int relay) {
 void SimRuntime::send(int dst, int tag, engine::Payload payload) {
   settle();
   wait_while_hung();
+  meet_rdma_failure(dst);
   Peer& peer = peers_.at(dst);
   if (!on_secondary_ && !peer.wire) throw engine::PeerFailure(dst, "no cable from " + platform_.hosts[rank_]);
   const engine::LinkCard& card = on_secondary_ ? *platform_.secondary : peer.wire->card;
@@ -201,6 +215,7 @@ engine::Payload SimRuntime::recv(int src, int tag, double timeout_s) {
   settle();
   wait_while_hung();
   if (auto waiting = inbox_.take(src, tag)) return std::move(*waiting);
+  meet_rdma_failure(src);
   const double deadline = now() + timeout_s;
   Peer& peer = peers_.at(src);
   for (;;) {
@@ -348,6 +363,8 @@ std::pair<int, int> SimRuntime::holed_sender(const FlowBoard::Collective& c) {
 // and SimGrid's clock need not reach it.
 double SimRuntime::run_flows(const engine::Flows& flows, double timeout_s) {
   wait_while_hung();
+  for (int m : flows.members)
+    if (m != rank_) meet_rdma_failure(m);
   const double arrived = now(), deadline = arrived + timeout_s;
   if (!flow_in_progress_ || flow_in_progress_->first != flows.tag) {
     if (flow_in_progress_) flows_->leave(*flow_in_progress_);

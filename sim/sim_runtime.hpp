@@ -43,8 +43,12 @@ class SimRuntime : public engine::Runtime {
   // receiver]), and a gap fails the sender. Only the engine's channel is:
   // heartbeats travel over TCP on real processes (hw/node_process.cpp), where
   // a lost segment is sent again, not skipped, and each beat supersedes the last.
+  // `rdma_failed`: when given, true once the RDMA stack failed under IP that
+  // goes on; the engine's channel then meets it as the verbs transport does
+  // (meet_rdma_failure), while heartbeats, TCP on real processes, go on.
   SimRuntime(int rank, const PlatformSpec& platform, const std::vector<double>& speed, int channel = 0,
-             FlowBoard* flows = nullptr, double quiet_until_s = 0, std::vector<Numbering>* numbering = nullptr);
+             FlowBoard* flows = nullptr, double quiet_until_s = 0, std::vector<Numbering>* numbering = nullptr,
+             const bool* rdma_failed = nullptr);
   ~SimRuntime() override;
 
   int rank() const override { return rank_; }
@@ -116,6 +120,14 @@ class SimRuntime : public engine::Runtime {
   [[noreturn]] void fail_at_gap(int src, int path, const std::string& why);
   // A sender's next message after a gap its receiver found starts a new connection.
   void reconnect_if_broken(int dst);
+  // Every peer is reached on new connections (another network): what a peer
+  // sent on the old ones and lost is lost with them, not a gap in what comes here.
+  void reconnect_all();
+  // Once the RDMA stack failed under IP that goes on, the first message this
+  // engine sends `peer` or awaits from it over a cable fails that peer, once,
+  // as the verbs transport's failed queue pair does; from then on every peer is
+  // reached by TCP over its cable (the verbs transport's side channel).
+  void meet_rdma_failure(int peer);
   // A member whose message to this node in `c` was lost on the way
   // (FlowBoard::lost), and that message's path; -1: none.
   std::pair<int, int> lost_message(const FlowBoard::Collective& c) const;
@@ -126,6 +138,8 @@ class SimRuntime : public engine::Runtime {
   const PlatformSpec& platform_;
   const std::vector<double>& speed_;
   bool on_secondary_ = false;
+  const bool* rdma_failed_;
+  bool over_ip_ = false;  // the RDMA stack failed: the cables carry TCP
   double quiet_until_s_;
   double deferred_s_ = 0;
   std::vector<Peer> peers_;

@@ -112,7 +112,7 @@ void Simulation::spawn_all(const NodeMain& main, const NodeMain& companion) {
         double& end;
         ~NoteEnd() { end = std::max(end, sg4::Engine::get_clock()); }
       } note_end{end_s_};
-      SimRuntime rt(r, platform_, speed_, 0, flows_.get(), flows_ ? quiet_until_s_ : 0, &numbering_);
+      SimRuntime rt(r, platform_, speed_, 0, flows_.get(), flows_ ? quiet_until_s_ : 0, &numbering_, &rdma_failed_);
       try {
         main(rt);
       } catch (const simgrid::ForcefulKillException&) {

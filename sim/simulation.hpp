@@ -39,6 +39,9 @@ class Simulation {
   // Per-rank compute speed factors that SimRuntime::compute divides by; 0
   // while the node is hung (its processes frozen, its links still up).
   std::vector<double>& speed() { return speed_; }
+  // True once the RDMA stack failed under IP that goes on (the injector sets
+  // it): the engines' queue pairs fail, not the cables (SimRuntime).
+  bool& rdma_failed() { return rdma_failed_; }
   // Nothing changes the platform before `t`: no fault comes sooner and the
   // deadline is no earlier. Until then an engine at the flow level counts its
   // collectives and compute on its own clock and posts its next collective at
@@ -59,6 +62,7 @@ class Simulation {
   std::vector<std::string> errors_;
   std::vector<Numbering> numbering_;  // at [sender * nodes + receiver]
   std::vector<double> speed_;
+  bool rdma_failed_ = false;
   std::unique_ptr<FlowBoard> flows_;  // the flow level's; none at the message level
   double end_s_ = 0;
   double quiet_until_s_ = 0;

@@ -81,7 +81,10 @@ std::vector<FaultAction> actions_of(const Scenario& s, int i, const std::vector<
       break;
     case FaultKind::kRdmaStackFailure:
       // macOS 26.2: every RDMA link on every node is unusable until all nodes restart.
-      add(f.at_s, Op::kRdmaStackFailure, kind, "every RDMA cable unusable until the whole cluster restarts");
+      add(f.at_s, Op::kRdmaStackFailure, kind,
+          f.ip_survives ? "every RDMA queue pair unusable until the whole cluster restarts; IP over the cables goes on"
+                        : "every RDMA cable unusable until the whole cluster restarts")
+          .ip_survives = f.ip_survives;
       break;
     case FaultKind::kRdmaPacketLoss:
       break;  // no action on cables or nodes: softrdma drops the packets (hw/faults/packet_loss)

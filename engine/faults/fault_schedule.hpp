@@ -23,7 +23,7 @@ struct FaultAction {
     kHang,              // node alive but silent, until its last hang ends
     kResume,            // one hang of node ends
     kThrottle,          // node computes at `factor` of its speed
-    kRdmaStackFailure,  // every RDMA cable of the cluster unusable until all restart
+    kRdmaStackFailure,  // every RDMA queue pair of the cluster unusable until all restart
   };
   double at_s = 0;
   Op op = Op::kNote;
@@ -32,7 +32,8 @@ struct FaultAction {
   CableHolds::Change change = CableHolds::Change::kHold;  // kCable
   double factor = 1;                                      // kDegrade, kThrottle: the fraction kept (1: restored)
   double added_latency_s = 0;                             // kDegrade
-  RunEvent event{};  // what the world notes when it is done (t_s is its time); kind empty: nothing
+  RunEvent event{};          // what the world notes when it is done (t_s is its time); kind empty: nothing
+  bool ip_survives = false;  // kRdmaStackFailure: IP over the cables goes on; false: the cables go dark
 };
 
 // Each fault's actions in time order, faults in the scenario's order, so a

@@ -21,6 +21,7 @@ nlohmann::ordered_json fault_json(const FaultSpec& f) {
   }
   if (f.loss > 0) j["loss"] = f.loss;
   if (f.reorder > 0) j["reorder"] = f.reorder;
+  if (f.ip_survives) j["ip_survives"] = true;
   return j;
 }
 

@@ -92,6 +92,9 @@ struct FaultSpec {
   double added_latency_s = 0;
   double period_s = 0, duty = 0;  // flap
   double loss = 0, reorder = 0;   // rdma-packet-loss: the chance a packet is lost, or sent after the next
+  // rdma-stack-failure: IP over the same Thunderbolt ports goes on (heartbeats,
+  // TCP); false: it dies with the stack. Nobody has reported which a Mac does.
+  bool ip_survives = false;
 };
 
 struct Expectation {

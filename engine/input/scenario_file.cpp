@@ -273,6 +273,7 @@ void read_faults(JsonObject& root, Scenario& s) {
         o.value().fail("link-degrade needs factor < 1 or added_latency_s > 0");
     }
     if (f.kind == FaultKind::kRdmaPacketLoss) read_packet_loss(o, f, s);
+    if (f.kind == FaultKind::kRdmaStackFailure) f.ip_survives = o.opt<bool>("ip_survives", false);
     if (f.kind == FaultKind::kLinkFlap) {
       f.period_s = o.req<double>("period_s", kPositive);
       JsonValue duty = o.need("duty");

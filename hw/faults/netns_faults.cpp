@@ -95,6 +95,8 @@ engine::RunEvent NetnsFaults::event_here(const engine::FaultAction& a) const {
         a.factor, a.factor * cpu_share_, a.factor, std::thread::hardware_concurrency());
   else if (a.op == engine::FaultAction::Op::kBoot)
     e.detail = "booted; its rank started again, which the instance does not re-admit";
+  else if (a.ip_survives)
+    e.detail = "every RDMA queue pair failed (softrdma's failure switch) until every rank restarts; the veths stay up";
   return e;
 }
 
@@ -147,6 +149,7 @@ void NetnsFaults::apply_due(double t_s, const std::vector<pid_t>& pids,
         restarted_[a.node] = true;
         break;
       case Op::kRdmaStackFailure:
+        if (a.ip_survives) break;  // softrdma's switch fails the devices (StackFailureSwitch); IP goes on
         // Every cable of the mesh is point-to-point, as the simulator's RDMA cables; the secondary network stays.
         holds_.fail_rdma_stack();
         for (int x = 0; x < static_cast<int>(powered_off_.size()); ++x)

@@ -6,7 +6,9 @@
 // continued (node-hang), held to a CPU quota (node-slow, hw::CpuQuota), or
 // killed and, once booted, started again (node-restart, and the two nodes a
 // tcp-instability reboots; the instance does not re-admit them, as in
-// simulation: its bootstrap is over). A killed rank's cables are down until it
+// simulation: its bootstrap is over); every cable down for good (an
+// rdma-stack-failure that IP does not survive; one it survives is softrdma's
+// switch, hw/faults/stack_failure.hpp). A killed rank's cables are down until it
 // boots, as a machine without power sends nothing. A cable comes back only when
 // the last fault holding it down ends (engine::CableHolds, the simulator's
 // rule). Each applied fault is an event as the simulator notes it, at the real

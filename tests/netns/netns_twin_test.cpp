@@ -29,14 +29,17 @@ const std::string kCi = std::string(MESHINFER_SOURCE_DIR) + "/scenarios/ci/";
 // fastest real decode seen here (2.4 ms a token): with 400, a real run
 // sometimes finished it before a fail-stop crash that the simulation met.
 // A scenario with a secondary network ends on it, which carries a sixth of the
-// cables' traffic: fewer tokens keep its twin as short as the others.
+// cables' traffic: fewer tokens keep its twin as short as the others. The
+// scenario's own arrival is kept: four requests at once take fewer steps.
 json twin_of(json s, const std::string& name, const std::string& model_dir) {
   s.erase("$schema");
   s.erase("expect");
   s["name"] = "twin-" + name;
   s["model"] = {{"path", model_dir}};
   const int tokens = s["cluster"]["fabric"].contains("secondary_link") ? 150 : 640;
-  s["workload"] = {{"requests", 4}, {"prompt_tokens", 16}, {"output_tokens", tokens}};
+  json workload = {{"requests", 4}, {"prompt_tokens", 16}, {"output_tokens", tokens}};
+  if (s["workload"].contains("arrival")) workload["arrival"] = s["workload"]["arrival"];
+  s["workload"] = workload;
   s["recovery"]["heartbeat_s"] = 0.1;
   s["recovery"]["heartbeat_timeout_s"] = 0.5;
   s["deadline_s"] = 120;
@@ -136,8 +139,8 @@ TEST_F(NetnsTwinScenario, ATcpInstabilityRebootsTheSameTwoNodesInBothWorlds) {
 }
 
 // The RDMA stack fails under the rdma transport (softrdma's device on each
-// veth): both worlds take the cables' IP down with it (whether a Mac's IP over
-// Thunderbolt survives is unknown: docs/reference-facts.md#thunderbolt-instability),
+// veth): by default both worlds take the cables' IP down with it (whether a
+// Mac's IP over Thunderbolt survives is unknown: docs/reference-facts.md#thunderbolt-instability),
 // so the ranks see their ports go down where the simulator sees silence, and
 // both move to the secondary network without losing a request.
 TEST_F(NetnsTwinScenario, TheRdmaStackFailureUnderTheRdmaTransportAgrees) {
@@ -145,6 +148,20 @@ TEST_F(NetnsTwinScenario, TheRdmaStackFailureUnderTheRdmaTransportAgrees) {
   const std::string launched = expect_twins_agree(ci_scenario("rdma-failure-fallback"), "rdma-stack-failure-verbs", {},
                                                   "", 1, true);
   EXPECT_NE(launched.find("over rdma"), std::string::npos) << launched;
+}
+
+// The scenario's other choice: IP over the cables survives the stack. softrdma's
+// devices fail and the veths stay up, so heartbeats go on in both worlds; the
+// failed queue pairs are what both detect, and both move to the secondary
+// network. Four requests at once keep it short.
+TEST_F(NetnsTwinScenario, AnRdmaStackFailureThatIpSurvivesAgrees) {
+  SKIP_UNLESS_SOFTRDMA_BUILT();
+  json s = ci_scenario("rdma-failure-fallback");
+  s["faults"][0]["ip_survives"] = true;
+  s["workload"]["arrival"] = {{"type", "closed"}, {"concurrency", 4}};
+  const std::string launched = expect_twins_agree(s, "rdma-stack-failure-ip", {}, "", 1, true);
+  EXPECT_NE(launched.find("the veths stay up"), std::string::npos) << launched;
+  EXPECT_NE(launched.find("recovered: moved to the secondary network (10gbe)"), std::string::npos) << launched;
 }
 
 // Under fallback, a live node cut off by every one of its cables is reached

@@ -590,6 +590,23 @@ TEST(Faults, FallbackAfterAnRdmaStackFailureKeepsEveryNode) {
   }
 }
 
+// Where a scenario says IP over the Thunderbolt ports survives the RDMA stack,
+// heartbeats over the cables go on: the engines learn of the failure from
+// their queue pairs at once, not from a silence, nobody is taken for down, and
+// fallback moves the instance to the secondary network as before.
+TEST(Faults, WhereIpSurvivesTheRdmaStackItsFailedQueuePairsAreDetectedAtOnceAndNoNodeFallsSilent) {
+  engine::Scenario s = load("rdma-failure-fallback.json");
+  s.faults[0].ip_survives = true;
+  const json report = simulated_report(s);
+  EXPECT_TRUE(report["invariants"].empty()) << report["invariants"].dump();
+  expect_all(report, "completed");
+  EXPECT_LT(report["faults"]["time_to_detect_s"].get<double>(), s.heartbeat_timeout_s);
+  EXPECT_TRUE(has_event(report, "detected", "RDMA queue pair failed")) << report["events"].dump();
+  EXPECT_FALSE(has_event(report, "detected", "silent")) << report["events"].dump();
+  EXPECT_TRUE(has_event(report, "recovered", "moved to the secondary network (10gbe)")) << report["events"].dump();
+  EXPECT_FALSE(has_event(report, "recovered", "silent on every cable")) << report["events"].dump();
+}
+
 }  // namespace
 
 namespace {

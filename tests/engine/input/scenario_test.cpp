@@ -257,6 +257,30 @@ TEST(Scenario, PacketLossReadsItsCableAndRatesAndWritesThemBack) {
   EXPECT_EQ(fault_json(s.faults[1]).dump(), R"({"at_s":2.0,"kind":"rdma-packet-loss","reorder":0.5})");
 }
 
+// Whether IP over the Thunderbolt ports outlives the RDMA stack is the
+// scenario's choice, on that fault only; it survives a round trip through
+// fault_json (a chaos schedule replayed), and says nothing when false.
+TEST(Scenario, AnRdmaStackFailureSaysWhetherIpSurvivesIt) {
+  const Scenario s = parse_scenario(with(R"({"faults": [
+      {"at_s": 1, "kind": "rdma-stack-failure", "ip_survives": true},
+      {"at_s": 2, "kind": "rdma-stack-failure"}]})"),
+                                    "ip.json", cat());
+  ASSERT_EQ(s.faults.size(), 2u);
+  EXPECT_TRUE(s.faults[0].ip_survives);
+  EXPECT_FALSE(s.faults[1].ip_survives);  // the default: the cables go dark with the stack
+  EXPECT_EQ(fault_json(s.faults[0]).dump(), R"({"at_s":1.0,"kind":"rdma-stack-failure","ip_survives":true})");
+  EXPECT_EQ(fault_json(s.faults[1]).dump(), R"({"at_s":2.0,"kind":"rdma-stack-failure"})");
+}
+
+TEST(ScenarioRefusal, IpSurvivesIsAnRdmaStackFailuresBoolean) {
+  expect_refused(with(R"({"faults": [{"at_s": 1, "kind": "rdma-stack-failure", "ip_survives": "yes"}]})"),
+                 "/faults/0/ip_survives", "must be true or false, got");
+  expect_refused(with(R"({"faults": [{"at_s": 1, "kind": "rdma-stack-failure", "ip_survive": true}]})"),
+                 "/faults/0/ip_survive", "unknown key 'ip_survive' (did you mean 'ip_survives'?)");
+  expect_refused(with(R"({"faults": [{"at_s": 1, "kind": "link-down", "target": "m1-m2", "ip_survives": true}]})"),
+                 "/faults/0/ip_survives", "unknown key 'ip_survives'");
+}
+
 TEST(ScenarioRefusal, LinkFaultNeedsACable) {
   expect_refused(with(R"({"cluster": {"nodes": )" + nodes(3) + R"(, "fabric": {"type": "cables", "cables": [
                    {"a": "m1:1", "b": "m2:1"}, {"a": "m2:2", "b": "m3:1"}]}},

@@ -141,4 +141,16 @@ TEST(NetnsFaultsCable, AnRdmaStackFailureTakesEveryCableDownForGood) {
   EXPECT_TRUE(cables.secondary.empty());
 }
 
+// Where the scenario says IP survives the stack, the veths stay up (softrdma's
+// switch fails the devices): a cable pulled later still goes down and comes back.
+TEST(NetnsFaultsCable, AnRdmaStackFailureThatIpSurvivesLeavesTheCablesToTheirOtherFaults) {
+  engine::FaultSpec stack = on_node(FaultKind::kRdmaStackFailure, 1);
+  stack.node = -1;
+  stack.ip_survives = true;
+  const Recorder cables = run(two_nodes({stack, on_cable(FaultKind::kLinkDown, 2, 1)}), 6);
+  const std::vector<std::pair<double, bool>> expected{{2, false}, {3, true}};
+  EXPECT_EQ(cables.states, expected);
+  EXPECT_TRUE(cables.secondary.empty());
+}
+
 }  // namespace
