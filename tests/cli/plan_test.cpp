@@ -58,9 +58,10 @@ TEST(Plan, HtmlChartsEverySimulatedCandidateAndTheSlo) {
   EXPECT_EQ(count(html, "data-tokens-per-s=\"12.5\"></line>"), 1u);  // the SLO line at 1 / 80 ms
   // Every candidate in a table: the simulated with their verdict, the dropped with why.
   EXPECT_EQ(count(html, "<tr data-index="), plan["candidates"].size());
-  for (const auto& c : plan["candidates"])
+  for (const auto& c : plan["candidates"]) {
     if (c["status"] != "simulated")
       EXPECT_NE(html.find(engine::escape_markup(c["reason"].get<std::string>())), std::string::npos) << c["reason"];
+  }
   EXPECT_EQ(count(html, " chosen\""), plan["cheapest_meeting_slo"] == plan["fastest"] ? 1u : 2u);
   // What each added node buys, drawn as report.html draws it: a decode token per simulated node count.
   std::vector<std::string> token_ms;
