@@ -32,7 +32,7 @@ std::vector<std::vector<Downtime>> cable_downtimes(const Scenario& s, const Cata
     if (a.op == FaultAction::Op::kCable) {
       const std::string part = held(a.node, a.peer);
       off[part] = !holds.change(part, a.change, part.rfind("cable-", 0) == 0);
-    } else if (a.op == FaultAction::Op::kRdmaStackFailure) {
+    } else if (a.op == FaultAction::Op::kRdmaStackFailure && !a.ip_survives) {  // else IP goes on over them
       holds.fail_rdma_stack();
       rdma_failed = true;
     } else {

@@ -89,6 +89,13 @@ TEST(CableDowntime, TheRdmaStackFailureTakesEveryThunderboltCableDownForGood) {
     EXPECT_EQ(spans(d), std::vector<std::string>{"3.00-end"});
 }
 
+// The scenario says IP outlives the stack: the cables carry it on, so none is drawn down.
+TEST(CableDowntime, AnRdmaStackFailureThatIpSurvivesTakesNoCableDown) {
+  engine::FaultSpec f = fault(FaultKind::kRdmaStackFailure, 3, -1, -1);
+  f.ip_survives = true;
+  for (const auto& d : engine::cable_downtimes(mesh({f}), catalog(), 60)) EXPECT_TRUE(d.empty());
+}
+
 TEST(CableDowntime, OnASwitchAFaultTakesTheFirstNodesPortSoEachOfItsCables) {
   const auto s = mesh({fault(FaultKind::kLinkDown, 2, 1, 2)}, "10gbe");
   const auto down = engine::cable_downtimes(s, catalog(), 60);
