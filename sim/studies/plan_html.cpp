@@ -130,7 +130,7 @@ void candidates_table(std::string& out, const ordered_json& plan) {
         "<tr data-index=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td></tr>",
         c.at("index").get<int>(), c.at("index").get<int>(), escape_markup(describe_candidate(c)),
-        num(dbl(c, "price_usd")), num(speed(c)), num(ttft_p99(c)), num(1e3 * dbl(f.at("itl_s"), "p99")),
+        fixed(dbl(c, "price_usd"), 0), fixed(speed(c), 1), fixed(ttft_p99(c), 3), fixed(1e3 * dbl(f.at("itl_s"), "p99"), 1),
         f.at("n_plus_1").at("tolerant").get<bool>() ? "yes" : "no", escape_markup(c.value("verdict", "")));
   }
   out +=
@@ -139,7 +139,7 @@ void candidates_table(std::string& out, const ordered_json& plan) {
   for (const auto& c : plan.at("candidates")) {
     if (str(c, "status") == "simulated") continue;
     put(out, "<tr data-index=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}: {}</td></tr>", c.at("index").get<int>(),
-        c.at("index").get<int>(), escape_markup(describe_candidate(c)), num(dbl(c, "price_usd")),
+        c.at("index").get<int>(), escape_markup(describe_candidate(c)), fixed(dbl(c, "price_usd"), 0),
         escape_markup(str(c, "status")), escape_markup(c.value("reason", "")));
   }
   out += "</table></section>";

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -56,12 +57,18 @@ TEST(Plan, HtmlChartsEverySimulatedCandidateAndTheSlo) {
   EXPECT_EQ(count(html, "<circle class=\"point"), 3 * simulated);
   EXPECT_EQ(count(html, "data-ttft-s=\""), simulated);
   EXPECT_EQ(count(html, "data-tokens-per-s=\"12.5\"></line>"), 1u);  // the SLO line at 1 / 80 ms
-  // Every candidate in a table: the simulated with their verdict, the dropped with why.
+  // Every candidate in a table: the simulated with their verdict and figures
+  // rounded for a person to read, the dropped with why.
   EXPECT_EQ(count(html, "<tr data-index="), plan["candidates"].size());
   for (const auto& c : plan["candidates"]) {
     if (c["status"] != "simulated")
       EXPECT_NE(html.find(engine::escape_markup(c["reason"].get<std::string>())), std::string::npos) << c["reason"];
+    else
+      EXPECT_NE(html.find(fmt::format("<td>{:.1f}</td>", c["figures"]["decode_tokens_per_s"].get<double>())),
+                std::string::npos)
+          << c["figures"];
   }
+  EXPECT_FALSE(std::regex_search(html, std::regex("<td>[0-9]+\\.[0-9]{4,}</td>"))) << "a figure left unrounded";
   EXPECT_EQ(count(html, " chosen\""), plan["cheapest_meeting_slo"] == plan["fastest"] ? 1u : 2u);
   // What each added node buys, drawn as report.html draws it: a decode token per simulated node count.
   std::vector<std::string> token_ms;
