@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -276,11 +277,13 @@ void rank(const PlanQuery& q, json& out) {
       c["verdict"] = "cheapest" + meeting;
     else if (i == fastest)
       c["verdict"] = "fastest overall";
-    else if (cheapest)
-      c["verdict"] = fmt::format("{}costs {:.0f} USD more than #{} ({}) for {:+.0f}% decode speed",
-                                 has_slo(q) ? "meets the SLO but " : "", price(c) - price(ranked[*cheapest]),
-                                 *cheapest, describe_candidate(ranked[*cheapest]),
-                                 100 * (decode_speed(c) / decode_speed(ranked[*cheapest]) - 1));
+    else if (cheapest) {
+      // Rounded first: a speed a hair under the cheapest's is "the same", not "-0%".
+      const double gain = std::round(100 * (decode_speed(c) / decode_speed(ranked[*cheapest]) - 1));
+      c["verdict"] = fmt::format("{}costs {:.0f} USD more than #{} ({}) for {}", has_slo(q) ? "meets the SLO but " : "",
+                                 price(c) - price(ranked[*cheapest]), *cheapest, describe_candidate(ranked[*cheapest]),
+                                 gain == 0 ? "the same decode speed" : fmt::format("{:+.0f}% decode speed", gain));
+    }
   }
   // After the candidates' verdicts: a cheaper one that was simulated fails by its own.
   out["verdict"] = cheapest ? verdict + why_not_cheaper(ranked, *cheapest) : verdict;  // last, for the same reason

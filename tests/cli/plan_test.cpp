@@ -61,12 +61,14 @@ TEST(Plan, HtmlChartsEverySimulatedCandidateAndTheSlo) {
   // rounded for a person to read, the dropped with why.
   EXPECT_EQ(count(html, "<tr data-index="), plan["candidates"].size());
   for (const auto& c : plan["candidates"]) {
-    if (c["status"] != "simulated")
+    if (c["status"] != "simulated") {
       EXPECT_NE(html.find(engine::escape_markup(c["reason"].get<std::string>())), std::string::npos) << c["reason"];
-    else
+    } else {
       EXPECT_NE(html.find(fmt::format("<td>{:.1f}</td>", c["figures"]["decode_tokens_per_s"].get<double>())),
                 std::string::npos)
           << c["figures"];
+      EXPECT_FALSE(std::regex_search(c.value("verdict", ""), std::regex("[-+]0%"))) << c.value("verdict", "");
+    }
   }
   EXPECT_FALSE(std::regex_search(html, std::regex("<td>[0-9]+\\.[0-9]{4,}</td>"))) << "a figure left unrounded";
   EXPECT_EQ(count(html, " chosen\""), plan["cheapest_meeting_slo"] == plan["fastest"] ? 1u : 2u);
