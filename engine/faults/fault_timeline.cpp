@@ -36,7 +36,9 @@ std::vector<Outage> outages(const Scenario& s, const Catalog& catalog) {
     } else if (f.kind == FaultKind::kLinkFlap) {
       out.push_back({Outage::kCable, f.node, f.peer, f.at_s, f.duty * f.period_s, false, what});
     } else if (f.kind == FaultKind::kRdmaStackFailure) {
-      // Every point-to-point cable, for good; a switched network is untouched.
+      // Every point-to-point cable's RDMA, for good; a switched network is untouched. Where IP
+      // survives it the cables still carry heartbeats, but the engine's next message over each
+      // fails at once: an outage detection may act on from its start, as on a silent cable.
       for (const Cable& c : s.fabric.cables)
         if (!catalog.link(c.link).switched) out.push_back({Outage::kCable, c.a, c.b, f.at_s, kForever, false, what});
     }
