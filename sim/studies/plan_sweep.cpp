@@ -24,8 +24,8 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr int kProbeOutputTokens = 16;  // enough decode steps for a steady ITL
-constexpr int kMaxProbeRequests = 16;
+constexpr int kTrialOutputTokens = 16;  // enough decode steps for a steady ITL
+constexpr int kMaxTrialRequests = 16;
 constexpr double kDetectS = 0.25;  // the scenario default heartbeat timeout
 
 struct Spec {
@@ -91,17 +91,17 @@ json summary_of(const engine::Scenario& s, const engine::Catalog& catalog, const
 std::vector<engine::Request> batch_one(const PlanQuery& q) {
   auto requests = engine::make_requests(q.workload, q.seed);
   requests.resize(1);
-  requests[0].output_tokens = kProbeOutputTokens;
+  requests[0].output_tokens = kTrialOutputTokens;
   requests[0].arrival_s = 0;
   return requests;
 }
 
 // The workload itself, shortened so a sweep of hundreds of clusters stays quick.
-std::vector<engine::Request> workload_probe(const PlanQuery& q) {
+std::vector<engine::Request> workload_trial(const PlanQuery& q) {
   auto requests = engine::make_requests(q.workload, q.seed);
-  const int keep = std::min<int>(requests.size(), std::max(kMaxProbeRequests, 2 * q.workload.concurrency));
+  const int keep = std::min<int>(requests.size(), std::max(kMaxTrialRequests, 2 * q.workload.concurrency));
   requests.resize(keep);
-  for (auto& r : requests) r.output_tokens = std::min(r.output_tokens, 2 * kProbeOutputTokens);
+  for (auto& r : requests) r.output_tokens = std::min(r.output_tokens, 2 * kTrialOutputTokens);
   return requests;
 }
 
@@ -155,7 +155,7 @@ json simulate_candidate(const PlanQuery& q, const Spec& spec, const engine::Cata
   const engine::Scenario s = scenario_of(q, spec);
   const engine::Plan plan = engine::make_plan(s, catalog, spec.strategy);
   const json b1 = summary_of(s, catalog, plan, profile, batch_one(q));
-  const json load = concurrent(q.workload) ? summary_of(s, catalog, plan, profile, workload_probe(q)) : b1;
+  const json load = concurrent(q.workload) ? summary_of(s, catalog, plan, profile, workload_trial(q)) : b1;
   json f;
   f["kv_capacity_tokens"] = plan.kv_capacity_tokens;
   f["decode_tokens_per_s_batch1"] = b1["decode_tokens_per_s"];

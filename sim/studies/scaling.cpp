@@ -17,7 +17,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr int kOutputTokens = 16;  // enough decode steps for a steady ITL, as plan's batch-1 probe
+constexpr int kOutputTokens = 16;  // enough decode steps for a steady ITL, as plan's batch-1 trial
 
 // 1, 2, 4, ... below `n`, then `n`.
 std::vector<int> node_counts(int n) {
