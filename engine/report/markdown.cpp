@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -145,10 +146,17 @@ std::string render_markdown(const ordered_json& report) {
   }
 
   out += "\n## Links\n\n";
-  table(out, {"link", "card", "a→b MB", "b→a MB", "utilization"});
-  for (const auto& l : report.at("links")) {
-    row(out, {link_label(str(l.at("a")), str(l.at("b"))), str(l.at("link")), mb(l.at("bytes_a_to_b")),
-              mb(l.at("bytes_b_to_a")), pct(l.at("utilization"))});
+  // A column for when cables were down, where one was.
+  const auto& links = report.at("links");
+  const bool any_down = std::any_of(links.begin(), links.end(), [](const auto& l) { return l.contains("down"); });
+  std::vector<std::string> head{"link", "card", "a→b MB", "b→a MB", "utilization"};
+  if (any_down) head.push_back("down");
+  table(out, head);
+  for (const auto& l : links) {
+    std::vector<std::string> cells{link_label(str(l.at("a")), str(l.at("b"))), str(l.at("link")),
+                                   mb(l.at("bytes_a_to_b")), mb(l.at("bytes_b_to_a")), pct(l.at("utilization"))};
+    if (any_down) cells.push_back(downtime_text(l));
+    row(out, cells);
   }
 
   faults_section(out, report);

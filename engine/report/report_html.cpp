@@ -12,6 +12,7 @@
 
 #include "engine/base/portable_math.hpp"
 #include "engine/report/bottleneck.hpp"
+#include "engine/report/run_figures.hpp"
 #include "engine/report/svg.hpp"
 #include "engine/report/term_bars_html.hpp"
 #include "engine/report/timeline_html.hpp"

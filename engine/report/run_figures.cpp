@@ -74,6 +74,17 @@ std::string seconds_or_never(const nlohmann::ordered_json& seconds) {
   return seconds.is_null() ? std::string("never") : fmt::format("{:.3f} s", seconds.get<double>());
 }
 
+std::string downtime_text(const nlohmann::ordered_json& link) {
+  if (!link.contains("down")) return "";
+  const auto& down = link.at("down");
+  const double from_s = down.front().at("from_s").get<double>();
+  const bool ends_down = down.back().at("to_s").is_null();
+  if (down.size() > 1)
+    return fmt::format("down {} times from {:.2f} s{}", down.size(), from_s, ends_down ? ", still down at the end" : "");
+  return ends_down ? fmt::format("down at {:.2f} s", from_s)
+                   : fmt::format("down {:.2f}–{:.2f} s", from_s, down.front().at("to_s").get<double>());
+}
+
 std::string recovery_time(const nlohmann::ordered_json& faults) {
   if (faults.at("time_to_recover_s").is_null()) return "never (not serving again by the end)";
   return fmt::format("{:.3f} s (serving again {:.3f} s after the detection)", faults.at("downtime_s").get<double>(),

@@ -42,6 +42,10 @@ nlohmann::ordered_json recovery_phases(const RunResult& r);
 
 // A report's time in seconds ("0.605 s"), or "never" where it is null.
 std::string seconds_or_never(const nlohmann::ordered_json& seconds);
+// When a cable of a report's "links" was down, in the words every output uses
+// ("down at 5.00 s", "down 5.00–7.00 s", "down 3 times from 5.00 s, still down
+// at the end"); "" when it never was.
+std::string downtime_text(const nlohmann::ordered_json& link);
 // The recovery time of a report's "faults", in the words every output uses:
 // "0.607 s (serving again 0.002 s after the detection)", or "never (...)".
 std::string recovery_time(const nlohmann::ordered_json& faults);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "engine/report/run_figures.hpp"
 #include "engine/report/svg.hpp"
 
 namespace engine::html {
@@ -136,18 +137,6 @@ void down_bands(std::string& out, const ordered_json& link, const Scale& x, doub
 }
 
 }  // namespace
-
-std::string downtime_text(const ordered_json& link) {
-  const auto& down = optional_list(link, "down");
-  if (down.empty()) return "";
-  const auto& first = down.front();
-  const bool ends_down = down.back().at("to_s").is_null();
-  if (down.size() > 1)
-    return fmt::format("down {} times from {:.2f} s{}", down.size(), dbl(first, "from_s"),
-                       ends_down ? ", still down at the end" : "");
-  return ends_down ? fmt::format("down at {:.2f} s", dbl(first, "from_s"))
-                   : fmt::format("down {:.2f}–{:.2f} s", dbl(first, "from_s"), dbl(first, "to_s"));
-}
 
 void timeline_chart(std::string& out, const ordered_json& report) {
   constexpr double kTop = kPlotTop, kNodeH = 34, kLinkH = 18, kGap = 5, kHeadH = 20, kRowH = 8;

@@ -12,9 +12,4 @@ namespace engine::html {
 void timeline_chart(std::string& out, const nlohmann::ordered_json& report);
 void throughput_chart(std::string& out, const nlohmann::ordered_json& report);
 
-// When a cable of report.json's "links" was down, in words ("down at 5.00 s",
-// "down 5.00–7.00 s", "down 3 times from 5.00 s, still down at the end"), as
-// its timeline lane and the cluster drawing label it; "" when it never was.
-std::string downtime_text(const nlohmann::ordered_json& link);
-
 }  // namespace engine::html

@@ -172,6 +172,23 @@ TEST(Report, MarkdownHasAFaultsSectionWithEachEventAndTheRecoveryTime) {
   EXPECT_THAT(render_markdown(report()), Not(HasSubstr("## Faults and recovery"))) << "no faults, no section";
 }
 
+// report.md's links say when a cable was down, in report.html's words; where
+// every cable stayed up there is no such column.
+TEST(Report, MarkdownLinksSayWhenACableWasDown) {
+  Scenario s = scenario();
+  FaultSpec pull;
+  pull.kind = FaultKind::kLinkDown;
+  pull.at_s = 1.0;
+  pull.node = 0;
+  pull.peer = 1;
+  pull.target = "m1-m2";
+  s.faults = {pull};
+  const std::string md = render_markdown(build_report(s, Catalog::builtin(), plan(), "meshinfer", run(), 7));
+  EXPECT_THAT(md, HasSubstr("| link | card | a→b MB | b→a MB | utilization | down |\n"));
+  EXPECT_THAT(md, HasSubstr(" | down at 1.00 s |\n"));
+  EXPECT_THAT(render_markdown(report()), HasSubstr("| link | card | a→b MB | b→a MB | utilization |\n"));
+}
+
 // What a recovery cost, side by side: serving before the first fault and after the recovery.
 TEST(Report, FaultsCompareServingBeforeTheFaultWithAfterTheRecovery) {
   RunResult r = run();
