@@ -27,7 +27,8 @@ struct OpTime {
 
 class CostModel {
  public:
-  CostModel(const ModelCard& m, const Quantization& q, const HardwareCard& hw, const StackProfile& p, const Shard& shard);
+  CostModel(const ModelCard& m, const Quantization& q, const HardwareCard& hw, const StackProfile& p,
+            const Shard& shard);
 
   OpTime attention(int layer, const StepShape& s) const;
   // Dense FFN, or the experts this node holds (expected distinct experts hit by the batch).

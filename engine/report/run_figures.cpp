@@ -80,7 +80,8 @@ std::string downtime_text(const nlohmann::ordered_json& link) {
   const double from_s = down.front().at("from_s").get<double>();
   const bool ends_down = down.back().at("to_s").is_null();
   if (down.size() > 1)
-    return fmt::format("down {} times from {:.2f} s{}", down.size(), from_s, ends_down ? ", still down at the end" : "");
+    return fmt::format("down {} times from {:.2f} s{}", down.size(), from_s,
+                       ends_down ? ", still down at the end" : "");
   return ends_down ? fmt::format("down at {:.2f} s", from_s)
                    : fmt::format("down {:.2f}–{:.2f} s", from_s, down.front().at("to_s").get<double>());
 }

@@ -11,7 +11,6 @@
 #include <tuple>
 
 #include "engine/base/json_input.hpp"
-
 #include "engine/cards/stack_profile.hpp"
 #include "engine/plan/layer_kernels.hpp"
 #include "sim/studies/calibration_fit.hpp"

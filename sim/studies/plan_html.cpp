@@ -130,8 +130,9 @@ void candidates_table(std::string& out, const ordered_json& plan) {
         "<tr data-index=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td></tr>",
         c.at("index").get<int>(), c.at("index").get<int>(), escape_markup(describe_candidate(c)),
-        fixed(dbl(c, "price_usd"), 0), fixed(speed(c), 1), fixed(ttft_p99(c), 3), fixed(1e3 * dbl(f.at("itl_s"), "p99"), 1),
-        f.at("n_plus_1").at("tolerant").get<bool>() ? "yes" : "no", escape_markup(c.value("verdict", "")));
+        fixed(dbl(c, "price_usd"), 0), fixed(speed(c), 1), fixed(ttft_p99(c), 3),
+        fixed(1e3 * dbl(f.at("itl_s"), "p99"), 1), f.at("n_plus_1").at("tolerant").get<bool>() ? "yes" : "no",
+        escape_markup(c.value("verdict", "")));
   }
   out +=
       "</table></section><section><h2>Candidates dropped</h2><table id=\"dropped\"><tr><th>#</th>"

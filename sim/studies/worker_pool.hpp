@@ -49,7 +49,7 @@ struct ShardRun {
 struct Workers {
   int jobs = 1;
   Shard shard;
-  const std::vector<ChildResult>* merged = nullptr;  // one result per item, from the shards
+  const std::vector<ChildResult>* merged = nullptr;     // one result per item, from the shards
   ShardRun* ran = nullptr;                              // receives what this shard ran
 };
 

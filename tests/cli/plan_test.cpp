@@ -77,9 +77,9 @@ TEST(Plan, HtmlChartsEverySimulatedCandidateAndTheSlo) {
   for (const auto& p : plan["scaling"]["points"])
     if (p["status"] == "simulated") token_ms.push_back(fmt::format("{}", 1e3 * p["decode"]["token_s"].get<double>()));
   ASSERT_FALSE(token_ms.empty());
-  EXPECT_EQ(testsupport::attribute_values(testsupport::figure(html, "scaling"), "<g class=\"breakdown\"",
-                                          "data-token-ms"),
-            token_ms);
+  EXPECT_EQ(
+      testsupport::attribute_values(testsupport::figure(html, "scaling"), "<g class=\"breakdown\"", "data-token-ms"),
+      token_ms);
   EXPECT_NE(html.find("<h2>What each node buys: qwen3-235b-a22b on m3-ultra-512gb, tb5-rdma</h2>"), std::string::npos);
   EXPECT_EQ(html.find("http"), std::string::npos);
 }

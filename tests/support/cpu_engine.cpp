@@ -1,5 +1,3 @@
-#include "engine/checkpoint/weight_layout.hpp"
-#include "engine/input/scenario_file.hpp"
 #include "support/cpu_engine.hpp"
 
 #include <fmt/format.h>
@@ -7,7 +5,9 @@
 
 #include "engine/cards/stack_profile.hpp"
 #include "engine/checkpoint/model_config.hpp"
+#include "engine/checkpoint/weight_layout.hpp"
 #include "engine/compute/cpu_backend.hpp"
+#include "engine/input/scenario_file.hpp"
 #include "engine/input/workload.hpp"
 #include "engine/node/recovery.hpp"
 

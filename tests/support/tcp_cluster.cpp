@@ -11,14 +11,14 @@
 namespace testsupport {
 
 std::vector<sim::ChildResult> run_tcp_cluster(int n, const std::function<std::string(engine::Runtime&)>& fn,
-                                                 unsigned alarm_s) {
+                                              unsigned alarm_s) {
   return run_tcp_cluster(
       n, fn, [](int, hw::TcpOptions&) {}, alarm_s);
 }
 
 std::vector<sim::ChildResult> run_tcp_cluster(int n, const std::function<std::string(engine::Runtime&)>& fn,
-                                                 const std::function<void(int, hw::TcpOptions&)>& configure,
-                                                 unsigned alarm_s) {
+                                              const std::function<void(int, hw::TcpOptions&)>& configure,
+                                              unsigned alarm_s) {
   // The coordinator's socket is bound before forking, so no rank races for the port.
   const int listen_fd = hw::listen_on("127.0.0.1", 0);
   const int port = hw::local_port(listen_fd);

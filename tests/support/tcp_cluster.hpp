@@ -13,10 +13,10 @@
 namespace testsupport {
 
 std::vector<sim::ChildResult> run_tcp_cluster(int n, const std::function<std::string(engine::Runtime&)>& fn,
-                                                 unsigned alarm_s = 300);
+                                              unsigned alarm_s = 300);
 // The same with each rank's TcpOptions adjusted by `configure(rank, options)` first.
 std::vector<sim::ChildResult> run_tcp_cluster(int n, const std::function<std::string(engine::Runtime&)>& fn,
-                                                 const std::function<void(int, hw::TcpOptions&)>& configure,
-                                                 unsigned alarm_s = 300);
+                                              const std::function<void(int, hw::TcpOptions&)>& configure,
+                                              unsigned alarm_s = 300);
 
 }  // namespace testsupport

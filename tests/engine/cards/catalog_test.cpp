@@ -223,8 +223,8 @@ TEST(CatalogCards, EveryModelHasItsQuantizations) {
 }
 
 TEST(CatalogCards, HardwareCardsLoadInSiUnits) {
-  for (const char* name : {"m3-ultra-96gb", "m3-ultra-256gb", "m3-ultra-512gb", "m4-max-128gb", "m2-ultra-192gb",
-                           "dgx-spark"}) {
+  for (const char* name :
+       {"m3-ultra-96gb", "m3-ultra-256gb", "m3-ultra-512gb", "m4-max-128gb", "m2-ultra-192gb", "dgx-spark"}) {
     const HardwareCard& h = cat().hardware(name);
     EXPECT_GT(h.memory_bytes, 0) << name;
     EXPECT_GT(h.usable_memory_fraction, 0) << name;

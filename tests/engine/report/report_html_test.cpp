@@ -131,8 +131,7 @@ TEST(ReportHtml, ACableDownIsDrawnDownFromThatMomentAndUpAgainWhenItCameBack) {
   EXPECT_THAT(cl, HasSubstr(">tb5-rdma · 1.00%</text>"));  // a-b never went down
 
   const std::string tl = figure(html, "timeline");
-  EXPECT_EQ(attribute_values(tl, "<rect class=\"link-down\"", "data-from"),
-            (std::vector<std::string>{"0.75", "0.5"}));
+  EXPECT_EQ(attribute_values(tl, "<rect class=\"link-down\"", "data-from"), (std::vector<std::string>{"0.75", "0.5"}));
   EXPECT_EQ(attribute_values(tl, "<rect class=\"link-down\"", "data-to"), (std::vector<std::string>{"", "1"}));
   // The 2 s run spans 1110 units from x = 190: down from 0.75 s (606.25) to the end (1300).
   EXPECT_THAT(tl, HasSubstr("<rect class=\"link-down\" x=\"606.3\" y=\"202.0\" width=\"693.7\""));

@@ -396,7 +396,7 @@ TEST(VerbsLink, AShortFrameIsAnError) {
 // `body(rt, api)` on each rank of two real processes: a VerbsRuntime whose
 // side channel is real TCP and whose verbs calls go to a recorder.
 std::vector<sim::ChildResult> over_recorders(const std::function<std::string(hw::VerbsRuntime&, Recorder&)>& body,
-                                                double peer_timeout_s = options().peer_timeout_s) {
+                                             double peer_timeout_s = options().peer_timeout_s) {
   return testsupport::run_tcp_cluster(
       2,
       [&](engine::Runtime& side) {
