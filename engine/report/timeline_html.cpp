@@ -161,7 +161,7 @@ void timeline_chart(std::string& out, const ordered_json& report) {
   if (!optional_list(report, "events").empty()) items.push_back({"fault-swatch", "fault / event"});
   if (!optional_list(report, "phases").empty()) items.push_back({"phase", "recovery phase"});
   const auto& cables = report.at("links");
-  if (std::any_of(cables.begin(), cables.end(), [](const auto& l) { return !downtime_text(l).empty(); }))
+  if (std::any_of(cables.begin(), cables.end(), [](const auto& l) { return l.contains("down"); }))
     items.push_back({"link-down", "cable down"});
   figure(out, "timeline", "Timeline: what each node and link did over simulated time", kPageW, bottom + 44, items, [&] {
     for (std::size_t n = 0; n < nodes.size(); ++n) {
