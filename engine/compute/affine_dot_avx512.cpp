@@ -124,6 +124,71 @@ class Wide4 {
   int runs_ = 0;
 };
 
+// Each 128-bit lane L of four vectors s[0..3] as [Σ s[0] lane L, ..., Σ s[3] lane L].
+MESHINFER_TARGET inline __m512i lane_sums4(const __m512i* s) {
+  const __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(s[0], s[1]), _mm512_unpackhi_epi32(s[0], s[1]));
+  const __m512i b = _mm512_add_epi32(_mm512_unpacklo_epi32(s[2], s[3]), _mm512_unpackhi_epi32(s[2], s[3]));
+  return _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+}
+
+// Σ q·xq of 8 consecutive whole segments of C columns (64 or 128) of an
+// 8-bit row: one 64-byte dpbusd per 64 columns into a vector per segment
+// (AVX2's takes two), the 8 vectors reduced together.
+template <int C>
+class Wide8 {
+ public:
+  static_assert(C == 64 || C == 128);
+
+  MESHINFER_TARGET Wide8(std::span<const Segment> segs, const std::int8_t* xq) {
+    while (runs_ * 8 + 8 <= static_cast<int>(segs.size())) {
+      bool whole = true;
+      for (int j = runs_ * 8; j < runs_ * 8 + 8; ++j) whole = whole && segs[j].count == C;
+      if (!whole) break;
+      ++runs_;
+    }
+    if (runs_ == 0) return;
+    first_ = segs[0].first;
+    x_ = xq + segs[0].offset;
+  }
+
+  bool takes(int k0) const { return k0 < runs_ * 8; }
+
+  MESHINFER_TARGET __m256i sums(const unsigned char* row, int k0) const {
+    const unsigned char* q = row + first_ + static_cast<std::int64_t>(k0) * C;
+    const std::int8_t* x = x_ + static_cast<std::size_t>(k0) * C;
+    __m512i acc[8];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      acc[j] =
+          _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(q + j * C), _mm512_loadu_si512(x + j * C));
+      if constexpr (C == 128)
+        acc[j] = _mm512_dpbusd_epi32(acc[j], _mm512_loadu_si512(q + j * C + 64), _mm512_loadu_si512(x + j * C + 64));
+    }
+    const __m512i t0 = lane_sums4(acc), t1 = lane_sums4(acc + 4);
+    // Lanes [t0.0+t0.1, t0.2+t0.3, t1.0+t1.1, t1.2+t1.3], then [segments 0-3, 4-7].
+    const __m512i u = _mm512_add_epi32(_mm512_shuffle_i64x2(t0, t1, 0x88), _mm512_shuffle_i64x2(t0, t1, 0xDD));
+    const __m512i v = _mm512_add_epi32(_mm512_shuffle_i64x2(u, u, 0x88), _mm512_shuffle_i64x2(u, u, 0xDD));
+    return _mm512_castsi512_si256(v);
+  }
+
+ private:
+  std::int64_t first_ = 0;
+  const std::int8_t* x_ = nullptr;
+  int runs_ = 0;
+};
+
+MESHINFER_TARGET void dot8(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs,
+                           const QuantizedX& x, float* out) {
+  switch (segs.empty() ? 0 : segs[0].count) {
+    case 64:
+      return wide_row_dot<8>(w, r0, rows, segs, x, out, Wide8<64>(segs, x.q));
+    case 128:
+      return wide_row_dot<8>(w, r0, rows, segs, x, out, Wide8<128>(segs, x.q));
+    default:
+      return row_dot<8>(w, r0, rows, segs, x, out);
+  }
+}
+
 MESHINFER_TARGET void dot4(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs,
                            const QuantizedX& x, float* out) {
   switch (segs.empty() ? 0 : segs[0].count) {
@@ -146,7 +211,7 @@ const AffineKernels* avx512_kernels() {
                              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
                              __builtin_cpu_supports("avx512vbmi");
   if (!usable) return nullptr;
-  static const AffineKernels k{"avx512-vnni", avx2->quantize, dot4,           row_dot<8>,
+  static const AffineKernels k{"avx512-vnni", avx2->quantize, dot4,           dot8,
                                nullptr,       nullptr,        avx2->dequant4, avx2->dequant8};
   return &k;
 }
