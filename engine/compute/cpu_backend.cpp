@@ -155,11 +155,19 @@ void CpuBackend::begin_step(const StepPlan& step) {
     return std::none_of(step.slots.begin(), step.slots.end(), [&](const Slot& s) { return s.request == cache.first; });
   });
   const int h = config_.hidden_size;
+  const std::size_t half = config_.head_dim / 2;
   hidden_.assign(static_cast<std::size_t>(step.shape().tokens) * h, 0.0f);
+  rope_cos_.resize(static_cast<std::size_t>(step.shape().tokens) * half);
+  rope_sin_.resize(rope_cos_.size());
   std::size_t row = 0;
   for (const Slot& slot : step.slots) {
     if (static_cast<int>(slot.ids.size()) != slot.tokens)
       throw std::runtime_error("CpuBackend: a step slot carries no token ids");
+    for (int i = 0; i < slot.tokens; ++i) {
+      const std::size_t at = (row + i) * half;
+      cpu::rope_angles(slot.context_before + i, inv_freq_, attention_factor_, {rope_cos_.data() + at, half},
+                       {rope_sin_.data() + at, half});
+    }
     for (int id : slot.ids) {
       if (id < 0 || id >= config_.vocab_size) throw std::runtime_error("CpuBackend: token id out of the vocabulary");
       if (slices_.embedding.contains(id))
@@ -196,7 +204,6 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
   const std::span<float> x = scratch(x_, hidden_.size()), q = scratch(q_, static_cast<std::size_t>(t) * nq * d),
                          k = scratch(k_, static_cast<std::size_t>(t) * nkv * d), v = scratch(v_, k.size()),
                          out = scratch(out_, q.size());
-  std::vector<float> cos(d / 2), sin(d / 2);
   cpu::rms_norm(hidden_, t, h, w.input_norm, c.rms_norm_eps, x, pool);
   w.q.linear(x, t, q, false, pool);
   w.k.linear(x, t, k, false, pool);
@@ -215,29 +222,46 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
     if (cache.k.size() < kept) throw std::runtime_error("CpuBackend: KV cache shorter than the step's context");
     cache.k.resize(kept);
     cache.v.resize(kept);
-    for (int i = 0; i < slot.tokens; ++i) {
-      const int position = slot.context_before + i;
-      float* qi = q.data() + static_cast<std::size_t>(row + i) * nq * d;
-      float* ki = k.data() + static_cast<std::size_t>(row + i) * nkv * d;
-      cpu::rope_angles(position, inv_freq_, attention_factor_, cos, sin);
-      for (int head = 0; head < nq; ++head) cpu::rope({qi + head * d, static_cast<std::size_t>(d)}, cos, sin);
-      for (int head = 0; head < nkv; ++head) cpu::rope({ki + head * d, static_cast<std::size_t>(d)}, cos, sin);
-      cache.k.insert(cache.k.end(), ki, ki + nkv * d);
-      const float* vi = v.data() + static_cast<std::size_t>(row + i) * nkv * d;
-      cache.v.insert(cache.v.end(), vi, vi + nkv * d);
-    }
-    // Each (token, head) attends to the cache up to its own position, on the
-    // pool's threads, one piece each: a prefill's attention ran on one thread
-    // while the others waited, and so did a decode step's, its heads made one
-    // piece (a tenth of a 4-bit decode step at a context of 300).
-    cpu::run_blocks(pool, slot.tokens * nq, 1, [&](int first, int count) {
+    // Rotated on the pool's threads, 16 tokens a piece (a prefill's rotations
+    // ran on one thread while the others waited).
+    cpu::run_blocks(pool, slot.tokens, 16, [&](int first, int count) {
+      for (int i = first; i < first + count; ++i) {
+        const std::size_t at = static_cast<std::size_t>(row + i) * (d / 2);
+        const std::span<const float> cos{rope_cos_.data() + at, static_cast<std::size_t>(d / 2)},
+            sin{rope_sin_.data() + at, static_cast<std::size_t>(d / 2)};
+        float* qi = q.data() + static_cast<std::size_t>(row + i) * nq * d;
+        float* ki = k.data() + static_cast<std::size_t>(row + i) * nkv * d;
+        for (int head = 0; head < nq; ++head) cpu::rope({qi + head * d, static_cast<std::size_t>(d)}, cos, sin);
+        for (int head = 0; head < nkv; ++head) cpu::rope({ki + head * d, static_cast<std::size_t>(d)}, cos, sin);
+      }
+    });
+    const std::size_t first = static_cast<std::size_t>(row) * nkv * d,
+                      size = static_cast<std::size_t>(slot.tokens) * nkv * d;
+    cache.k.insert(cache.k.end(), k.begin() + first, k.begin() + first + size);
+    cache.v.insert(cache.v.end(), v.begin() + first, v.begin() + first + size);
+    // Each KV head's query heads attend to the cache up to their own
+    // position, a piece per KV head and block of tokens on the pool's threads
+    // (on one thread, a prefill's attention and a decode step's left the
+    // others waiting): for one token, its heads in one pass over the cache;
+    // for more, each head's tokens of the block in one pass.
+    constexpr int kBlock = 32;
+    const int blocks = (slot.tokens + kBlock - 1) / kBlock;
+    cpu::run_blocks(pool, blocks * nkv, 1, [&](int first, int count) {
       for (int p = first; p < first + count; ++p) {
-        const int i = p / nq, head = p % nq;
-        const int kv_head = (slices_.heads.begin + head) / group - slices_.kv_heads.begin;
-        const std::size_t at = (static_cast<std::size_t>(row + i) * nq + head) * d;
-        cpu::attend({q.data() + at, static_cast<std::size_t>(d)}, cache.k.data() + kv_head * d,
-                    cache.v.data() + kv_head * d, slot.context_before + i + 1, nkv * d,
-                    {out.data() + at, static_cast<std::size_t>(d)});
+        const int i0 = p / nkv * kBlock, tokens = std::min(kBlock, slot.tokens - i0), kv_head = p % nkv;
+        const int head0 = std::max(0, (slices_.kv_heads.begin + kv_head) * group - slices_.heads.begin);
+        const int heads = std::min(nq, (slices_.kv_heads.begin + kv_head + 1) * group - slices_.heads.begin) - head0;
+        if (heads <= 0) continue;
+        const float *keys = cache.k.data() + kv_head * d, *values = cache.v.data() + kv_head * d;
+        const std::size_t at = (static_cast<std::size_t>(row + i0) * nq + head0) * d;
+        if (tokens == 1) {
+          cpu::attend(q.data() + at, d, heads, slot.context_before + i0 + 1, 0, keys, values, nkv * d, d,
+                      out.data() + at, d);
+          continue;
+        }
+        for (int head = 0; head < heads; ++head)
+          cpu::attend(q.data() + at + head * d, nq * d, tokens, slot.context_before + i0 + 1, 1, keys, values, nkv * d,
+                      d, out.data() + at + head * d, nq * d);
       }
     });
     row += slot.tokens;

@@ -96,6 +96,10 @@ class CpuBackend : public Backend {
   // Each step's intermediates, kept from step to step: allocated and zeroed
   // anew, they were 3% of a prefill on one thread (each is written whole before it is read).
   std::vector<float> x_, q_, k_, v_, out_, gate_, up_;
+  // RoPE's cos and sin for each of the step's tokens, [tokens x head_dim/2]:
+  // the same in every layer, so worked out once a step (per layer, they were
+  // a twentieth of a prefill on one thread).
+  std::vector<float> rope_cos_, rope_sin_;
   std::vector<TokenChoice> best_;
   std::vector<float> logits_;
 };

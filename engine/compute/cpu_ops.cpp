@@ -83,18 +83,36 @@ void rope(std::span<float> head, std::span<const float> cos, std::span<const flo
   }
 }
 
-void attend(std::span<const float> q, const float* keys, const float* values, int n, int stride, std::span<float> out) {
-  const int d = static_cast<int>(q.size());
-  // One matrix-vector product each way over the cached rows: a BLAS call per
-  // position (sdot, saxpy) cost more than its 128 multiply-adds.
-  std::vector<float> scores(n);
+void attend(const float* q, int ldq, int rows, int n, int causal, const float* keys, const float* values, int stride,
+            int d, float* out, int ldo) {
+  // Every row's scores in one pass over the keys, and their outputs in one
+  // over the values: one sgemv each way per row read the cache once per row
+  // (and OpenBLAS's small-matrix sgemm, a prefill's attention at two rows a
+  // call, ran at a fraction of its larger kernels). Positions past a row's
+  // own get a weight of exactly 0.
+  const int last = n + (rows - 1) * causal;  // positions the last row sees
+  thread_local std::vector<float> scores;
+  scores.resize(static_cast<std::size_t>(rows) * last);
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  cblas_sgemv(CblasRowMajor, CblasNoTrans, n, d, scale, keys, stride, q.data(), 1, 0.0f, scores.data(), 1);
-  const float best = *std::max_element(scores.begin(), scores.end());
-  float sum = 0;
-  for (float& s : scores) sum += s = std::exp(s - best);
-  for (float& s : scores) s /= sum;
-  cblas_sgemv(CblasRowMajor, CblasTrans, n, d, 1.0f, values, stride, scores.data(), 1, 0.0f, out.data(), 1);
+  if (rows == 1)
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, n, d, scale, keys, stride, q, 1, 0.0f, scores.data(), 1);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, last, d, scale, q, ldq, keys, stride, 0.0f,
+                scores.data(), last);
+  for (int r = 0; r < rows; ++r) {
+    float* s = scores.data() + static_cast<std::size_t>(r) * last;
+    const int seen = n + r * causal;
+    const float best = *std::max_element(s, s + seen);
+    float sum = 0;
+    for (int i = 0; i < seen; ++i) sum += s[i] = std::exp(s[i] - best);
+    for (int i = 0; i < seen; ++i) s[i] /= sum;
+    std::fill(s + seen, s + last, 0.0f);
+  }
+  if (rows == 1)
+    cblas_sgemv(CblasRowMajor, CblasTrans, n, d, 1.0f, values, stride, scores.data(), 1, 0.0f, out, 1);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, last, 1.0f, scores.data(), last, values, stride,
+                0.0f, out, ldo);
 }
 
 std::vector<std::pair<int, float>> route(std::span<const float> logits, int k, bool normalize) {

@@ -36,9 +36,12 @@ void rope_angles(int position, std::span<const double> inv_freq, double scale, s
 // Rotates one head's vector (Hugging Face rotate_half layout: pairs (i, i + dim/2)).
 void rope(std::span<float> head, std::span<const float> cos, std::span<const float> sin);
 
-// One query head over `n` cached positions: softmax(q·kᵢ/√d) weighted sum of vᵢ.
-// keys and values are [n x d] rows spaced `stride` floats apart.
-void attend(std::span<const float> q, const float* keys, const float* values, int n, int stride, std::span<float> out);
+// `rows` query rows of d values, ldq floats apart (out's ldo apart), against
+// one KV head's cache: softmax(q·kᵢ/√d) weighted sum of vᵢ, row r over the
+// first n + r·causal positions (causal 0: heads of one token; 1: one head's
+// consecutive tokens). keys and values are rows of d values `stride` floats apart.
+void attend(const float* q, int ldq, int rows, int n, int causal, const float* keys, const float* values, int stride,
+            int d, float* out, int ldo);
 
 // Router: softmax over the experts' logits, the top `k` (ties to the lower
 // index), their weights renormalised to sum to one when `normalize`.

@@ -76,22 +76,33 @@ TEST(CpuOps, RopeRotatesPairsByPositionTimesFrequency) {
   for (int i = 0; i < d; ++i) EXPECT_NEAR(scaled[i], 1.5 * x[i], 1e-5);
 }
 
+// Rows of queries against one KV head: one row (sgemv), a token's heads
+// (every row over the same positions) and a head's consecutive tokens (row r
+// over one position more than row r-1, later positions weighing exactly 0).
 TEST(CpuOps, AttendMatchesNaiveSoftmaxAttention) {
   const int d = 4, n = 6, stride = 3 * d;  // the head's columns inside rows of 3 heads
-  const auto q = random_vector(d, 6), keys = random_vector(n * stride, 7), values = random_vector(n * stride, 8);
-  std::vector<float> out(d);
-  cpu::attend(q, keys.data() + d, values.data() + d, n, stride, out);
-  std::vector<double> p(n);
-  double sum = 0;
-  for (int j = 0; j < n; ++j) {
-    double s = 0;
-    for (int i = 0; i < d; ++i) s += q[i] * keys[j * stride + d + i];
-    sum += p[j] = std::exp(s / std::sqrt(double(d)));
-  }
-  for (int i = 0; i < d; ++i) {
-    double want = 0;
-    for (int j = 0; j < n; ++j) want += p[j] / sum * values[j * stride + d + i];
-    EXPECT_NEAR(out[i], want, 1e-5);
+  const auto keys = random_vector((n + 4) * stride, 7), values = random_vector((n + 4) * stride, 8);
+  for (const auto& [rows, causal] : {std::pair{1, 0}, {3, 0}, {5, 1}}) {
+    const int ldq = 2 * d;  // query rows inside rows of 2 heads
+    const auto q = random_vector(rows * ldq, 6 + rows);
+    std::vector<float> out(rows * ldq, -7.0f);
+    cpu::attend(q.data(), ldq, rows, n, causal, keys.data() + d, values.data() + d, stride, d, out.data(), ldq);
+    for (int r = 0; r < rows; ++r) {
+      const int seen = n + r * causal;
+      std::vector<double> p(seen);
+      double sum = 0;
+      for (int j = 0; j < seen; ++j) {
+        double s = 0;
+        for (int i = 0; i < d; ++i) s += q[r * ldq + i] * keys[j * stride + d + i];
+        sum += p[j] = std::exp(s / std::sqrt(double(d)));
+      }
+      for (int i = 0; i < d; ++i) {
+        double want = 0;
+        for (int j = 0; j < seen; ++j) want += p[j] / sum * values[j * stride + d + i];
+        EXPECT_NEAR(out[r * ldq + i], want, 1e-5) << rows << " rows, causal " << causal << ", row " << r;
+        EXPECT_EQ(out[r * ldq + d + i], -7.0f) << "written past the row's d values";
+      }
+    }
   }
 }
 
