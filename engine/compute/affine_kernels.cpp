@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <vector>
 
 #include "engine/compute/affine_dot.hpp"
@@ -50,25 +51,40 @@ constexpr int kDotRows = 128, kBlockRows = 256, kTileRows = 64, kQuantizeRows = 
 
 const char* affine_kernel_isa() { return best_kernels().isa; }
 
-void affine_linear(std::span<const float> x, int n, const AffineRows& w, int rows, std::int64_t col0, int cols,
-                   std::span<float> y, bool accumulate, ThreadPool* pool) {
-  if (n == 0 || rows == 0) return;
+void affine_linear(std::span<const float> x, int n, std::int64_t col0, int cols,
+                   std::span<const AffineProduct> products, ThreadPool* pool) {
+  if (n == 0 || products.empty()) return;
   const AffineKernels& kernels = best_kernels();
-  const std::vector<Segment> segs = segments(w, col0, cols);
-  const TileDot tile = n < kManyRows ? nullptr : w.bits == 4 ? kernels.tile4 : kernels.tile8;
-  if (n >= kManyRows && !tile) {
-    run_blocks(pool, rows, kBlockRows, [&](int r0, int count) {
+  const std::vector<Segment> segs = segments(*products[0].w, col0, cols);
+  const auto tile_of = [&](const AffineRows& w) { return w.bits == 4 ? kernels.tile4 : kernels.tile8; };
+  const bool tiles = n >= kManyRows && tile_of(*products[0].w);
+  // Each product's rows in pieces, every product's pieces in one job: the
+  // thread done first with one product goes on to the next, not to a wait.
+  struct Piece {
+    const AffineProduct* product;
+    int r0, count;
+  };
+  std::vector<Piece> pieces;
+  const int per = n < kManyRows ? kDotRows : tiles ? kTileRows : kBlockRows;
+  for (const AffineProduct& p : products)
+    for (int r0 = 0; r0 < p.rows; r0 += per) pieces.push_back({&p, r0, std::min(per, p.rows - r0)});
+  const auto each_piece = [&](const std::function<void(const Piece&)>& f) {
+    run_blocks(pool, static_cast<int>(pieces.size()), 1, [&](int i, int) { f(pieces[i]); });
+  };
+  if (n >= kManyRows && !tiles) {
+    each_piece([&](const Piece& p) {
       thread_local std::vector<float> block;  // reused: a fresh one would be page-faulted in every time
-      block.resize(static_cast<std::size_t>(count) * cols);
-      dequantize(kernels, w, r0, count, segs, cols, block.data());
-      linear_block(x.data(), n, cols, block.data(), cols, count, y.data() + r0, rows, accumulate);
+      block.resize(static_cast<std::size_t>(p.count) * cols);
+      dequantize(kernels, *p.product->w, p.r0, p.count, segs, cols, block.data());
+      linear_block(x.data(), n, cols, block.data(), cols, p.count, p.product->y.data() + p.r0, p.product->rows,
+                   p.product->accumulate);
     });
     return;
   }
   // Each input row quantized per segment (affine_dot.hpp), and its Σx per
-  // segment for the bias term: done once, shared by every output row; on the
-  // pool, as a prefill's rows for the tile dots took a tenth of its time on
-  // one thread.
+  // segment for the bias term: done once, shared by every output row of
+  // every product; on the pool, as a prefill's rows for the tile dots took a
+  // tenth of its time on one thread.
   const std::size_t ns = segs.size();
   std::vector<std::int8_t> xq(static_cast<std::size_t>(n) * cols);
   std::vector<float> d(ns * n), x_sum(ns * n);
@@ -94,23 +110,32 @@ void affine_linear(std::span<const float> x, int n, const AffineRows& w, int row
   });
   static std::atomic<std::uint64_t> serials{0};
   const QuantizedRows xs{xq.data(), d.data(), q_sum.data(), x_sum.data(), n, cols, static_cast<int>(ns), ++serials};
-  const RowDot dot = w.bits == 4 ? kernels.dot4 : kernels.dot8;
-  // y's rows [r0, r0+count) for every input row, into out (input rows ld apart).
-  auto product = [&](int r0, int count, float* out, std::int64_t ld) {
-    if (tile) return tile(w, r0, count, segs, xs, out, ld);
-    for (int t = 0; t < n; ++t) dot(w, r0, count, segs, xs.row(t), out + t * ld);
+  // A piece's rows for every input row, into out (input rows ld apart).
+  auto product = [&](const Piece& p, float* out, std::int64_t ld) {
+    const AffineRows& w = *p.product->w;
+    if (tiles) return tile_of(w)(w, p.r0, p.count, segs, xs, out, ld);
+    const RowDot dot = w.bits == 4 ? kernels.dot4 : kernels.dot8;
+    for (int t = 0; t < n; ++t) dot(w, p.r0, p.count, segs, xs.row(t), out + t * ld);
   };
-  run_blocks(pool, rows, tile ? kTileRows : kDotRows, [&](int r0, int count) {
-    if (!accumulate) return product(r0, count, y.data() + r0, rows);
+  each_piece([&](const Piece& p) {
+    const AffineProduct& to = *p.product;
+    if (!to.accumulate) return product(p, to.y.data() + p.r0, to.rows);
     thread_local std::vector<float> out;  // reused: a fresh one would be page-faulted in every time
-    out.resize(static_cast<std::size_t>(n) * count);
-    product(r0, count, out.data(), count);
+    out.resize(static_cast<std::size_t>(n) * p.count);
+    product(p, out.data(), p.count);
     for (int t = 0; t < n; ++t) {
-      const float* ot = out.data() + static_cast<std::size_t>(t) * count;
-      float* yt = y.data() + static_cast<std::size_t>(t) * rows + r0;
-      for (int i = 0; i < count; ++i) yt[i] += ot[i];
+      const float* ot = out.data() + static_cast<std::size_t>(t) * p.count;
+      float* yt = to.y.data() + static_cast<std::size_t>(t) * to.rows + p.r0;
+      for (int i = 0; i < p.count; ++i) yt[i] += ot[i];
     }
   });
+}
+
+void affine_linear(std::span<const float> x, int n, const AffineRows& w, int rows, std::int64_t col0, int cols,
+                   std::span<float> y, bool accumulate, ThreadPool* pool) {
+  if (rows == 0) return;
+  const AffineProduct one{&w, rows, y, accumulate};
+  affine_linear(x, n, col0, cols, {&one, 1}, pool);
 }
 
 void affine_row(const AffineRows& w, std::int64_t r, std::int64_t col0, int cols, std::span<float> out) {

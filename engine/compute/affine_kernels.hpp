@@ -29,6 +29,21 @@ inline constexpr int kManyRows = 16;
 void affine_linear(std::span<const float> x, int n, const AffineRows& w, int rows, std::int64_t col0, int cols,
                    std::span<float> y, bool accumulate, ThreadPool* pool = nullptr);
 
+// One product of several of the same x: y[n x rows] (+)= x · Wᵀ.
+struct AffineProduct {
+  const AffineRows* w;
+  int rows;
+  std::span<float> y;
+  bool accumulate;
+};
+
+// Products of one x (q, k and v; gate and up), each over the stored columns
+// [col0, col0+cols): x prepared once for all of them, and their pieces in one
+// job on `pool`. Each product's result is what it would be alone.
+// REQUIRES: every matrix has the same group size.
+void affine_linear(std::span<const float> x, int n, std::int64_t col0, int cols,
+                   std::span<const AffineProduct> products, ThreadPool* pool = nullptr);
+
 // Stored row r, columns [col0, col0+cols), as floats (an embedding lookup).
 void affine_row(const AffineRows& w, std::int64_t r, std::int64_t col0, int cols, std::span<float> out);
 

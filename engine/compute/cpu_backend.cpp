@@ -205,9 +205,7 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
                          k = scratch(k_, static_cast<std::size_t>(t) * nkv * d), v = scratch(v_, k.size()),
                          out = scratch(out_, q.size());
   cpu::rms_norm(hidden_, t, h, w.input_norm, c.rms_norm_eps, x, pool);
-  w.q.linear(x, t, q, false, pool);
-  w.k.linear(x, t, k, false, pool);
-  w.v.linear(x, t, v, false, pool);
+  Weight::linear(x, t, std::initializer_list<Weight::Product>{{&w.q, q}, {&w.k, k}, {&w.v, v}}, pool);
   if (c.qk_norm()) {
     cpu::rms_norm(q, t * nq, d, w.q_norm, c.rms_norm_eps, q, pool);
     cpu::rms_norm(k, t * nkv, d, w.k_norm, c.rms_norm_eps, k, pool);
@@ -279,8 +277,7 @@ void CpuBackend::ffn(const Layer& w, bool residual, bool partial) {
                     bool accumulate) {
     const std::span<float> gate = scratch(gate_, static_cast<std::size_t>(rows) * width),
                            up = scratch(up_, gate.size());
-    e.gate.linear(in, rows, gate, false, pool);
-    e.up.linear(in, rows, up, false, pool);
+    Weight::linear(in, rows, std::initializer_list<Weight::Product>{{&e.gate, gate}, {&e.up, up}}, pool);
     cpu::swiglu(gate, up, pool);
     e.down.linear(gate, rows, out, accumulate, pool);
   };

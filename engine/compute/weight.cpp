@@ -59,6 +59,21 @@ void Weight::linear(std::span<const float> x, int n, std::span<float> y, bool ac
     cpu::affine_linear(x, n, affine_, rows_, col0_, cols_, y, accumulate, pool);
 }
 
+void Weight::linear(std::span<const float> x, int n, std::span<const Product> products, cpu::ThreadPool* pool) {
+  const Weight& first = *products.front().w;
+  const bool shared = std::all_of(products.begin(), products.end(), [&](const Product& p) {
+    return p.w->quantized() && p.w->col0_ == first.col0_ && p.w->cols_ == first.cols_ &&
+           p.w->affine_.group == first.affine_.group;
+  });
+  if (!shared) {
+    for (const Product& p : products) p.w->linear(x, n, p.y, p.accumulate, pool);
+    return;
+  }
+  std::vector<cpu::AffineProduct> affine;
+  for (const Product& p : products) affine.push_back({&p.w->affine_, p.w->rows_, p.y, p.accumulate});
+  cpu::affine_linear(x, n, first.col0_, first.cols_, affine, pool);
+}
+
 void Weight::row(int r, std::span<float> out) const {
   if (f32_)
     std::copy_n(f32_ + r * ld_, cols_, out.begin());

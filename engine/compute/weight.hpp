@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "engine/compute/affine_kernels.hpp"
 
@@ -30,6 +31,16 @@ class Weight {
   // y[n x rows] (+)= x[n x cols] · Wᵀ, on `pool`'s threads (none: this one; the same result).
   void linear(std::span<const float> x, int n, std::span<float> y, bool accumulate = false,
               cpu::ThreadPool* pool = nullptr) const;
+  // The products of one x by several weights, y (+)= x · Wᵀ each, as linear
+  // gives them one by one: x prepared once, and their pieces in one job,
+  // where every weight is quantized in groups of one size over the same columns.
+  struct Product {
+    const Weight* w;
+    std::span<float> y;
+    bool accumulate = false;
+  };
+  static void linear(std::span<const float> x, int n, std::span<const Product> products,
+                     cpu::ThreadPool* pool = nullptr);
   // Row r as floats (an embedding lookup).
   void row(int r, std::span<float> out) const;
   // Maps the pages of the file it is read from now, rather than a fault at a

@@ -299,6 +299,34 @@ TEST(AffineSimd, ThreadsDoNotChangeABit) {
     }
 }
 
+// Several products of one x (q, k and v; gate and up) in one call, 4- and
+// 8-bit among them, some accumulating: each as it is alone, on the pool too.
+TEST(AffineSimd, ProductsOfOneInputEqualEachAlone) {
+  ThreadPool pool(2);
+  const int in = 512;
+  for (const int n : {1, 3, kManyRows + 24}) {
+    const std::vector<float> x = random_floats(static_cast<std::size_t>(n) * in, n);
+    const Random a = random_rows(300, in, 4, 64, 1), b = random_rows(130, in, 8, 64, 2),
+                 c = random_rows(64, in, 4, 64, 3);
+    std::vector<std::vector<float>> alone, together;
+    std::vector<AffineProduct> products;
+    for (const auto* m : {&a, &b, &c}) {
+      const int rows = static_cast<int>(m->scales.size()) / (in / 64);
+      const bool accumulate = m == &b;
+      alone.push_back(random_floats(static_cast<std::size_t>(n) * rows, rows));
+      together.push_back(alone.back());
+      affine_linear(x, n, m->rows, rows, 0, in, alone.back(), accumulate);
+      products.push_back({&m->rows, rows, together.back(), accumulate});
+    }
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<std::vector<float>> got = together;
+      for (std::size_t i = 0; i < products.size(); ++i) products[i].y = got[i];
+      affine_linear(x, n, 0, in, products, p);
+      EXPECT_EQ(got, alone) << n << " inputs, " << (p ? "on the pool" : "one thread");
+    }
+  }
+}
+
 TEST(ThreadPool, RunsEveryPieceOnceAndPassesOnAnError) {
   ThreadPool pool(3);
   for (int round = 0; round < 50; ++round) {  // jobs back to back: a late worker must not touch the next
