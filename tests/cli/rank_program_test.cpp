@@ -1,6 +1,6 @@
 // meshinfer-node, the program each machine of a real run starts: it links no
 // simulator, so a rank cannot choose an "auto" plan; the launch chooses it
-// once and hands it on.
+// once and hands it on. Nor does meshinfer, which starts a launch.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -19,6 +19,25 @@ TEST(RankProgram, LinksNoSimulator) {
   ASSERT_NE(r.output.find("(NEEDED)"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("simgrid"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("ns3"), std::string::npos) << r.output;
+}
+
+// meshinfer itself runs launch and node without the simulator (its start-up is a launch's), and hands every other
+// command to meshinfer-sim beside it; alone, it says which program it could not run.
+TEST(RankProgram, MeshinferLinksNoSimulatorAndHandsTheSimulatorsCommandsOn) {
+  const auto linked = testsupport::run_shell(std::string("readelf -d '") + MESHINFER_BINARY + "' 2>&1");
+  ASSERT_EQ(linked.exit_code, 0) << linked.output;
+  EXPECT_EQ(linked.output.find("simgrid"), std::string::npos) << linked.output;
+
+  const std::string dir = testsupport::fresh_dir("front-program");
+  const std::string scenario = testsupport::write_json(dir, "s", testsupport::small_scenario("front", 2, 1, 2));
+  const auto validated = testsupport::run_cli("validate " + scenario);
+  EXPECT_EQ(validated.exit_code, 0) << validated.output;
+  EXPECT_NE(validated.output.find("tensor"), std::string::npos) << validated.output;
+
+  std::filesystem::copy_file(MESHINFER_BINARY, dir + "/meshinfer");
+  const auto alone = testsupport::run_shell(dir + "/meshinfer validate " + scenario + " 2>&1");
+  EXPECT_EQ(alone.exit_code, 3) << alone.output;
+  EXPECT_NE(alone.output.find("cannot run " + dir + "/meshinfer-sim"), std::string::npos) << alone.output;
 }
 
 TEST(RankProgram, AnAutoScenarioNeedsTheParallelismTheLaunchChose) {
