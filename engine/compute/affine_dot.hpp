@@ -132,13 +132,14 @@ struct QuantizedRows {
   }
 };
 
-// Rows [r0, r0+rows) of w against every row t of x, into out[t·ld, +rows):
+// Rows [r0, r0+rows) of w against every row t of x, into out[t·ld, +rows)
+// (added to what is there when `accumulate`, one rounding as y + v):
 // RowDot's result for each row of x, bit for bit, with each weight group
 // loaded once for many rows of x. Only kernels with a matrix unit have one:
 // the others' products of many rows dequantize for BLAS (a row dot per row of
 // x ran at under half of OpenBLAS's sgemm there).
 using TileDot = void (*)(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs,
-                         const QuantizedRows& x, float* out, std::int64_t ld);
+                         const QuantizedRows& x, float* out, std::int64_t ld, bool accumulate);
 
 // out[i] = fma(scale, q[first + i], bias) for i < n.
 using Dequant = void (*)(const void* row, std::int64_t first, int n, float scale, float bias, float* out);

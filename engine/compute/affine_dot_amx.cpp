@@ -120,7 +120,7 @@ MESHINFER_AMX inline __m512 segment_v(const QuantizedX& x, int k, const std::int
 // 8 and the lanes reduced, as affine_dot.hpp orders them, in registers.
 MESHINFER_AMX void tile16(std::span<const Segment> segs, const QuantizedRows& x, const std::int8_t* xq, int t0,
                           const std::uint8_t* q, const float* scales, const float* biases, std::int32_t* sums,
-                          float* out, std::int64_t ld) {
+                          float* out, std::int64_t ld, bool accumulate) {
   constexpr int kSums = kTile * kTile, kBytes = kStep * kTile;
   const std::int8_t* xt = xq + static_cast<std::size_t>(t0) * x.cols;
   const int ns = x.segments;
@@ -167,7 +167,8 @@ MESHINFER_AMX void tile16(std::span<const Segment> segs, const QuantizedRows& x,
     }
     const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6])),
                                      _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7])));
-    _mm512_storeu_ps(out + (t0 + t) * ld, sum);
+    float* to = out + (t0 + t) * ld;
+    _mm512_storeu_ps(to, accumulate ? _mm512_add_ps(_mm512_loadu_ps(to), sum) : sum);
   }
 }
 
@@ -175,13 +176,22 @@ MESHINFER_AMX void tile16(std::span<const Segment> segs, const QuantizedRows& x,
 // left over, and products whose segments do not fit, by the row dot.
 template <int Bits>
 MESHINFER_AMX void tile_dot(const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs,
-                            const QuantizedRows& x, float* out, std::int64_t ld) {
+                            const QuantizedRows& x, float* out, std::int64_t ld, bool accumulate) {
   const RowDot dot = Bits == 4 ? base().dot4 : base().dot8;
   const bool amx = fits(segs);
   const int tiled_rows = amx ? rows / kTile * kTile : 0, tiled_n = amx ? x.n / kTile * kTile : 0;
+  thread_local std::vector<float> row;
   for (int t = 0; t < x.n; ++t) {  // rows of x past the tiles: every weight row; the others: the rows past them
     const int done = t < tiled_n ? tiled_rows : 0;
-    if (done < rows) dot(w, r0 + done, rows - done, segs, x.row(t), out + t * ld + done);
+    if (done == rows) continue;
+    float* to = out + t * ld + done;
+    if (!accumulate) {
+      dot(w, r0 + done, rows - done, segs, x.row(t), to);
+      continue;
+    }
+    row.resize(rows - done);
+    dot(w, r0 + done, rows - done, segs, x.row(t), row.data());
+    for (int i = 0; i < rows - done; ++i) to[i] += row[i];
   }
   if (tiled_rows == 0 || tiled_n == 0) return;
   static const TileConfig config;
@@ -205,7 +215,7 @@ MESHINFER_AMX void tile_dot(const AffineRows& w, std::int64_t r0, int rows, std:
     // GCC's tile loads are asm that names no memory: packing stays before them, and the next after.
     std::atomic_signal_fence(std::memory_order_seq_cst);
     for (int t0 = 0; t0 < tiled_n; t0 += kTile)
-      tile16(segs, x, xq, t0, q.data(), scales.data(), biases.data(), sums.data(), out + (r - r0), ld);
+      tile16(segs, x, xq, t0, q.data(), scales.data(), biases.data(), sums.data(), out + (r - r0), ld, accumulate);
     std::atomic_signal_fence(std::memory_order_seq_cst);
   }
   _tile_release();

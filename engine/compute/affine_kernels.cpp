@@ -110,23 +110,21 @@ void affine_linear(std::span<const float> x, int n, std::int64_t col0, int cols,
   });
   static std::atomic<std::uint64_t> serials{0};
   const QuantizedRows xs{xq.data(), d.data(), q_sum.data(), x_sum.data(), n, cols, static_cast<int>(ns), ++serials};
-  // A piece's rows for every input row, into out (input rows ld apart).
-  auto product = [&](const Piece& p, float* out, std::int64_t ld) {
-    const AffineRows& w = *p.product->w;
-    if (tiles) return tile_of(w)(w, p.r0, p.count, segs, xs, out, ld);
-    const RowDot dot = w.bits == 4 ? kernels.dot4 : kernels.dot8;
-    for (int t = 0; t < n; ++t) dot(w, p.r0, p.count, segs, xs.row(t), out + t * ld);
-  };
   each_piece([&](const Piece& p) {
     const AffineProduct& to = *p.product;
-    if (!to.accumulate) return product(p, to.y.data() + p.r0, to.rows);
+    const AffineRows& w = *to.w;
+    if (tiles) return tile_of(w)(w, p.r0, p.count, segs, xs, to.y.data() + p.r0, to.rows, to.accumulate);
+    const RowDot dot = w.bits == 4 ? kernels.dot4 : kernels.dot8;
     thread_local std::vector<float> out;  // reused: a fresh one would be page-faulted in every time
-    out.resize(static_cast<std::size_t>(n) * p.count);
-    product(p, out.data(), p.count);
+    out.resize(p.count);
     for (int t = 0; t < n; ++t) {
-      const float* ot = out.data() + static_cast<std::size_t>(t) * p.count;
       float* yt = to.y.data() + static_cast<std::size_t>(t) * to.rows + p.r0;
-      for (int i = 0; i < p.count; ++i) yt[i] += ot[i];
+      if (!to.accumulate) {
+        dot(w, p.r0, p.count, segs, xs.row(t), yt);
+        continue;
+      }
+      dot(w, p.r0, p.count, segs, xs.row(t), out.data());
+      for (int i = 0; i < p.count; ++i) yt[i] += out[i];
     }
   });
 }

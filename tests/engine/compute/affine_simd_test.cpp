@@ -192,10 +192,16 @@ TEST(AffineSimd, TileDotsEqualTheScalarRowDots) {
         for (int t = 0; t < n; ++t)
           (bits == 4 ? scalar.dot4 : scalar.dot8)(m.rows, r0, rows, segs, xq.rows[t].view(), want.data() + t * rows);
         for (const AffineKernels* k : kernels) {
+          const TileDot tile = bits == 4 ? k->tile4 : k->tile8;
           std::vector<float> got(want.size(), -1.0f);
-          (bits == 4 ? k->tile4 : k->tile8)(m.rows, r0, rows, segs, xq.view(cols), got.data(), rows);
+          tile(m.rows, r0, rows, segs, xq.view(cols), got.data(), rows, false);
           EXPECT_EQ(got, want) << k->isa << ' ' << bits << "-bit, groups of " << group << ", columns " << col0 << "+"
                                << cols;
+          // Accumulating adds each result to what is there: y + v.
+          std::vector<float> doubled = want;
+          for (float& v : doubled) v += v;
+          tile(m.rows, r0, rows, segs, xq.view(cols), got.data(), rows, true);
+          EXPECT_EQ(got, doubled) << k->isa << ' ' << bits << "-bit, groups of " << group << ", accumulating";
         }
       }
 }
