@@ -241,8 +241,10 @@ void CpuBackend::attention(const Layer& w, int layer, bool residual) {
     // position, a piece per KV head and block of tokens on the pool's threads
     // (on one thread, a prefill's attention and a decode step's left the
     // others waiting): for one token, its heads in one pass over the cache;
-    // for more, each head's tokens of the block in one pass.
-    constexpr int kBlock = 32;
+    // for more, each head's tokens of the block in one pass (blocks of 64: a
+    // 256-token prefill ran ~5% faster than with 32, each block packing the
+    // keys for sgemm again, and than with 128, two blocks to share between threads).
+    constexpr int kBlock = 64;
     const int blocks = (slot.tokens + kBlock - 1) / kBlock;
     cpu::run_blocks(pool, blocks * nkv, 1, [&](int first, int count) {
       for (int p = first; p < first + count; ++p) {
