@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Does a simulated report have the same bytes on arm64 as on x86-64?
 #   bench/cross-arch-reports.sh [SCENARIO...]      (default: every shipped scenario)
-# Cross-builds `meshinfer` for aarch64 in $ARM_DIR (default build-arm64) with Debian's
+# Cross-builds `meshinfer-sim` for aarch64 in $ARM_DIR (default build-arm64) with Debian's
 # cross compiler and arm64 libraries (scripts/install-deps --cross-arm64), runs each
 # scenario with it under qemu-user and with the native build ($BUILD_DIR, default build),
 # and diffs what each wrote: report.json, report.md, trace.json, report.html and the
@@ -42,12 +42,14 @@ export PKG_CONFIG_LIBDIR="$arm/simgrid-arm64:/usr/lib/$triplet/pkgconfig:/usr/sh
 # Configured every time: a configure that failed earlier leaves a cache but no build files.
 cmake -S "$root" -B "$arm" -DCMAKE_TOOLCHAIN_FILE="$arm/toolchain.cmake" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "${launcher[@]}" >"$arm/configure.log" 2>&1 || { tail -30 "$arm/configure.log"; exit 2; }
-echo "cross-arch: building $arm/cli/meshinfer (aarch64) and $build/cli/meshinfer (native)"
-cmake --build "$arm" -j "$jobs" --target meshinfer >"$arm/build.log" 2>&1 || { tail -30 "$arm/build.log"; exit 2; }
+# meshinfer-sim, the program with the simulator: meshinfer hands `run` to it by exec, which qemu-user leaves to
+# the host kernel (an aarch64 program there needs binfmt_misc).
+echo "cross-arch: building $arm/cli/meshinfer-sim (aarch64) and $build/cli/meshinfer-sim (native)"
+cmake --build "$arm" -j "$jobs" --target meshinfer-sim >"$arm/build.log" 2>&1 || { tail -30 "$arm/build.log"; exit 2; }
 # Configured every time too, so both builds carry the tree's present git id (reports print it).
 cmake -S "$root" -B "$build" "${launcher[@]}" >/dev/null
-cmake --build "$build" -j "$jobs" --target meshinfer >"$arm/native-build.log" 2>&1 || { tail -30 "$arm/native-build.log"; exit 2; }
-readelf -h "$arm/cli/meshinfer" | grep -q AArch64 || { echo "cross-arch: $arm/cli/meshinfer is not aarch64" >&2; exit 2; }
+cmake --build "$build" -j "$jobs" --target meshinfer-sim >"$arm/native-build.log" 2>&1 || { tail -30 "$arm/native-build.log"; exit 2; }
+readelf -h "$arm/cli/meshinfer-sim" | grep -q AArch64 || { echo "cross-arch: $arm/cli/meshinfer-sim is not aarch64" >&2; exit 2; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/cross-arch.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
@@ -71,8 +73,8 @@ differ=0
 for s in "$@"; do
   n="$(echo "$s" | tr / _ | sed 's/\.json$//')"
   mkdir -p "$work/x86/$n" "$work/arm/$n"
-  tx=$(run_one "$s" "$work/x86/$n" "$build/cli/meshinfer")
-  ta=$(run_one "$s" "$work/arm/$n" qemu-aarch64 "$arm/cli/meshinfer")
+  tx=$(run_one "$s" "$work/x86/$n" "$build/cli/meshinfer-sim")
+  ta=$(run_one "$s" "$work/arm/$n" qemu-aarch64 "$arm/cli/meshinfer-sim")
   files=$(find "$work/x86/$n" -type f | wc -l)
   if diff -r "$work/x86/$n" "$work/arm/$n" >"$work/$n.diff"; then verdict=same; else verdict=DIFFERS differ=1; fi
   printf '%-48s %-8s %10.1f %10.1f %6d\n' "$s" "$verdict" "$tx" "$ta" "$files"
