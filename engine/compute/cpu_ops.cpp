@@ -86,10 +86,8 @@ void rope(std::span<float> head, std::span<const float> cos, std::span<const flo
 void attend(const float* q, int ldq, int rows, int n, int causal, const float* keys, const float* values, int stride,
             int d, float* out, int ldo) {
   // Every row's scores in one pass over the keys, and their outputs in one
-  // over the values: one sgemv each way per row read the cache once per row
-  // (and OpenBLAS's small-matrix sgemm, a prefill's attention at two rows a
-  // call, ran at a fraction of its larger kernels). Positions past a row's
-  // own get a weight of exactly 0.
+  // over the values: one sgemv each way per row read the cache once per row.
+  // Positions past a row's own get a weight of exactly 0.
   const int last = n + (rows - 1) * causal;  // positions the last row sees
   thread_local std::vector<float> scores;
   scores.resize(static_cast<std::size_t>(rows) * last);

@@ -34,6 +34,7 @@ class Weight {
   // The products of one x by several weights, y (+)= x · Wᵀ each, as linear
   // gives them one by one: x prepared once, and their pieces in one job,
   // where every weight is quantized in groups of one size over the same columns.
+  // REQUIRES: at least one product.
   struct Product {
     const Weight* w;
     std::span<float> y;
