@@ -1,7 +1,7 @@
 // meshinfer runs `launch` and `node` itself and hands every other command to
 // meshinfer-sim beside it, on the same command line: a program that links
 // the simulator (SimGrid, and the ns-3 it loads) spends 18 ms before main,
-// which made a launch's start-up half as long again as llama.cpp's.
+// which made a launch's start-up 1.7 times llama.cpp's.
 #pragma once
 
 namespace cli {
