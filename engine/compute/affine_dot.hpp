@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <vector>
 
 #include "engine/checkpoint/safetensors.hpp"
 #include "engine/compute/affine_rows.hpp"
@@ -110,6 +111,17 @@ inline void add_segments(const AffineRows& w, std::int64_t r, const Segment* seg
                     load_scale(w.biases, w.scale_type, g) * x.x_sum[k0 + j];
     lanes[j] = lanes[j] + v;
   }
+}
+
+// dot's rows [r0, r0+rows) into out, or added to what is there when
+// `accumulate` (y + its result, one rounding, as a tile dot adds).
+inline void dot_into(RowDot dot, const AffineRows& w, std::int64_t r0, int rows, std::span<const Segment> segs,
+                     const QuantizedX& x, float* out, bool accumulate) {
+  if (!accumulate) return dot(w, r0, rows, segs, x, out);
+  thread_local std::vector<float> row;  // reused: a fresh one would be page-faulted in every time
+  row.resize(rows);
+  dot(w, r0, rows, segs, x, row.data());
+  for (int i = 0; i < rows; ++i) out[i] += row[i];
 }
 
 inline float reduce_lanes(const float* l) { return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7])); }

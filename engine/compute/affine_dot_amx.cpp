@@ -180,18 +180,9 @@ MESHINFER_AMX void tile_dot(const AffineRows& w, std::int64_t r0, int rows, std:
   const RowDot dot = Bits == 4 ? base().dot4 : base().dot8;
   const bool amx = fits(segs);
   const int tiled_rows = amx ? rows / kTile * kTile : 0, tiled_n = amx ? x.n / kTile * kTile : 0;
-  thread_local std::vector<float> row;
   for (int t = 0; t < x.n; ++t) {  // rows of x past the tiles: every weight row; the others: the rows past them
     const int done = t < tiled_n ? tiled_rows : 0;
-    if (done == rows) continue;
-    float* to = out + t * ld + done;
-    if (!accumulate) {
-      dot(w, r0 + done, rows - done, segs, x.row(t), to);
-      continue;
-    }
-    row.resize(rows - done);
-    dot(w, r0 + done, rows - done, segs, x.row(t), row.data());
-    for (int i = 0; i < rows - done; ++i) to[i] += row[i];
+    if (done < rows) dot_into(dot, w, r0 + done, rows - done, segs, x.row(t), out + t * ld + done, accumulate);
   }
   if (tiled_rows == 0 || tiled_n == 0) return;
   static const TileConfig config;

@@ -120,17 +120,9 @@ void affine_linear(std::span<const float> x, int n, std::int64_t col0, int cols,
     const AffineRows& w = *to.w;
     if (tiles) return tile_of(w)(w, p.r0, p.count, segs, xs, to.y.data() + p.r0, to.rows, to.accumulate);
     const RowDot dot = w.bits == 4 ? kernels.dot4 : kernels.dot8;
-    thread_local std::vector<float> out;  // reused: a fresh one would be page-faulted in every time
-    out.resize(p.count);
-    for (int t = 0; t < n; ++t) {
-      float* yt = to.y.data() + static_cast<std::size_t>(t) * to.rows + p.r0;
-      if (!to.accumulate) {
-        dot(w, p.r0, p.count, segs, xs.row(t), yt);
-        continue;
-      }
-      dot(w, p.r0, p.count, segs, xs.row(t), out.data());
-      for (int i = 0; i < p.count; ++i) yt[i] += out[i];
-    }
+    for (int t = 0; t < n; ++t)
+      dot_into(dot, w, p.r0, p.count, segs, xs.row(t), to.y.data() + static_cast<std::size_t>(t) * to.rows + p.r0,
+               to.accumulate);
   });
 }
 
